@@ -1,0 +1,112 @@
+/**
+ * The narrow interface a backend implements. `LockProvider` (lock-provider.ts) wraps a
+ * backend and owns every shared policy: argument checks, deadlines, abort, the retry loop
+ * with notified waiting and a safety poll, grant-vs-abort races, handle bookkeeping, lease
+ * extension and expiry, lost-signal plumbing and diagnostics. A backend reads like the
+ * algorithm for its server and nothing else.
+ *
+ * Time values named `…At`/`validUntil` are on the `performance.now()` clock (monotonic ms).
+ *
+ * @module
+ */
+import type { Capabilities, LockKind } from './types.js';
+
+/** One acquire request, as the backend sees it. */
+export interface LockRequest {
+  /** The caller's name, exactly as given (any string). */
+  readonly name: string;
+  /** The provider's namespace ('' when none); map (namespace, kind family, name) to keys. */
+  readonly namespace: string;
+  readonly kind: LockKind;
+  /** Permits for a semaphore; 1 for a mutex or writer; `Infinity` for a reader. */
+  readonly maxCount: number;
+}
+
+/** What a backend returns when it has granted a lock. Extend it with backend state. */
+export interface Grant {
+  readonly fencingToken: bigint;
+  /** Set by lease backends; core extends and expires the lease from it. */
+  readonly lease?: LeaseInfo | undefined;
+}
+
+/** Lease bookkeeping for TTL backends. */
+export interface LeaseInfo {
+  /** Full lease length in ms; core extends every `durationMs / 3` when `autoExtend`. */
+  readonly durationMs: number;
+  /** Until when (performance.now() ms) the backend vouches for the grant. */
+  readonly validUntil: number;
+  /** Extend automatically while the handle is alive. */
+  readonly autoExtend: boolean;
+}
+
+/** How long the caller is prepared to wait, for backends whose server can queue them. */
+export interface WaitContext {
+  /** Aborts when the caller gives up (timeout, its own signal, provider close). */
+  readonly signal: AbortSignal;
+  /** performance.now() ms at which the caller gives up; `Infinity` for none; `-Infinity` for a single attempt. */
+  readonly deadline: number;
+}
+
+/** A subscription to "this lock may have become free" notifications. */
+export interface ReleaseWatch {
+  /**
+   * Resolves at the first notification since the watch began or since the previous
+   * `next()` resolved (notifications are latched, so none is lost between an attempt and
+   * the wait). May reject with `signal.reason` when `signal` aborts.
+   */
+  next(signal: AbortSignal): Promise<void>;
+  close(): void;
+}
+
+/** The primitive a backend implements. */
+export interface LockBackend<G extends Grant = Grant> {
+  /** Backend id, e.g. "redis". */
+  readonly backend: string;
+  readonly capabilities: Capabilities;
+  /**
+   * Safety poll while watching, or the retry interval for backends without `watch` whose
+   * `tryAcquire` does not wait. Core adds ±20 % jitter.
+   */
+  readonly pollIntervalMs: number;
+
+  /**
+   * One attempt. A backend whose server queues waiters (Postgres, ZooKeeper, memory) may
+   * wait here until granted, `wait.deadline`, or `wait.signal`; others return `null` at once
+   * and implement {@link watch}. Core releases a grant that arrives after the caller gave
+   * up. A grant the backend cannot return (the server granted after a cancel) is the
+   * backend's to undo.
+   */
+  tryAcquire(request: LockRequest, wait: WaitContext): Promise<G | null>;
+
+  /**
+   * Optional notified waiting: subscribe BEFORE core's next attempt (subscribe-then-retry),
+   * so a release between the failed attempt and the wait is not missed.
+   */
+  watch?(request: LockRequest): ReleaseWatch | Promise<ReleaseWatch>;
+
+  /**
+   * Ownership-checked release. Resolves true if the grant was still held (and is now
+   * released), false if it was no longer ours. Never touches another holder's lock.
+   */
+  release(request: LockRequest, grant: G): Promise<boolean>;
+
+  /**
+   * Lease backends: extend the lease. Resolves the new `validUntil`, or `false` when the
+   * grant is no longer ours. Rejects on a transport failure (core keeps trying until the
+   * current lease runs out).
+   */
+  extend?(request: LockRequest, grant: G): Promise<number | false>;
+
+  /**
+   * Session backends: watch the grant's session/connection/node and call `lose` when it is
+   * gone. Returns the function that stops watching (called on release and on loss).
+   */
+  monitor?(
+    request: LockRequest,
+    grant: G,
+    lose: (reason: string, cause?: unknown) => void,
+  ): () => void;
+
+  /** Closes what the backend owns (never an injected client). Called once, after handles are released. */
+  close(): Promise<void>;
+}

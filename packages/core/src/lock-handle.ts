@@ -1,0 +1,175 @@
+import type { Grant, LockBackend, LockRequest } from './backend.js';
+import { publish } from './diagnostics.js';
+import { LockLostError } from './errors/lock-lost-error.js';
+import { now } from './timing.js';
+import type { LockHandle, LockKind } from './types.js';
+
+const grants = new WeakMap<LockHandle, { request: LockRequest; grant: Grant }>();
+
+/**
+ * The backend grant behind a handle created by core. For backend test hooks (fault
+ * injection: "delete this grant's key"); application code never needs it.
+ */
+export function grantOf<G extends Grant = Grant>(
+  handle: LockHandle,
+): { request: LockRequest; grant: G } {
+  const entry = grants.get(handle);
+  if (!entry) throw new TypeError('Not a handle created by a lockkit provider');
+  return entry as { request: LockRequest; grant: G };
+}
+
+/**
+ * A held lock: owns its lost signal, lease extension and expiry timers, session monitor and
+ * the idempotent, ownership-checked release. The only handle implementation; backends never
+ * write one.
+ */
+export class ManagedHandle<G extends Grant> implements LockHandle {
+  readonly name: string;
+  readonly kind: LockKind;
+  readonly fencingToken: bigint;
+  readonly #backend: LockBackend<G>;
+  readonly #request: LockRequest;
+  readonly #grant: G;
+  readonly #controller = new AbortController();
+  readonly #onDone: (handle: ManagedHandle<G>) => void;
+  #release: Promise<boolean> | undefined;
+  #stopMonitor: (() => void) | undefined;
+  #expiryTimer: NodeJS.Timeout | undefined;
+  #extendTimer: NodeJS.Timeout | undefined;
+  #lastExtendError: unknown;
+
+  constructor(
+    backend: LockBackend<G>,
+    request: LockRequest,
+    grant: G,
+    onDone: (handle: ManagedHandle<G>) => void,
+  ) {
+    this.#backend = backend;
+    this.#request = request;
+    this.#grant = grant;
+    this.#onDone = onDone;
+    this.name = request.name;
+    this.kind = request.kind;
+    this.fencingToken = grant.fencingToken;
+    grants.set(this, { request, grant });
+    this.#start();
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  release(): Promise<boolean> {
+    this.#release ??= this.#doRelease();
+    return this.#release;
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.release().then(() => undefined);
+  }
+
+  /** Aborts the signal with LockLostError (once) and stops background work. */
+  lose(reason: string, cause?: unknown): void {
+    if (this.#release !== undefined || this.#controller.signal.aborted) return;
+    const error = new LockLostError(this.name, reason, cause);
+    this.#stop();
+    publish('lost', { ...this.#event(), error });
+    this.#controller.abort(error);
+  }
+
+  #start(): void {
+    const { lease } = this.#grant;
+    if (lease) {
+      this.#armExpiry(lease.validUntil);
+      if (lease.autoExtend && this.#backend.extend) this.#scheduleExtend(lease.durationMs / 3);
+    }
+    if (this.#backend.monitor) {
+      this.#stopMonitor = this.#backend.monitor(this.#request, this.#grant, (reason, cause) =>
+        this.lose(reason, cause),
+      );
+    }
+  }
+
+  #armExpiry(validUntil: number): void {
+    clearTimeout(this.#expiryTimer);
+    this.#expiryTimer = setTimeout(
+      () => {
+        const why = this.#lastExtendError
+          ? 'the lease ran out while extensions were failing'
+          : 'the lease ran out before it was extended';
+        this.lose(why, this.#lastExtendError);
+      },
+      Math.max(0, validUntil - now()),
+    );
+    this.#expiryTimer.unref();
+  }
+
+  #scheduleExtend(inMs: number): void {
+    this.#extendTimer = setTimeout(() => void this.#extend(), inMs);
+    this.#extendTimer.unref();
+  }
+
+  async #extend(): Promise<void> {
+    const lease = this.#grant.lease;
+    const extend = this.#backend.extend;
+    if (!lease || !extend || this.#isDone()) return;
+    let next = lease.durationMs / 3;
+    try {
+      const validUntil = await extend.call(this.#backend, this.#request, this.#grant);
+      if (this.#isDone()) return;
+      publish('extend', { ...this.#event(), ok: validUntil !== false });
+      if (validUntil === false) {
+        this.lose('the lease is no longer ours (expired or taken by another holder)');
+        return;
+      }
+      this.#lastExtendError = undefined;
+      this.#armExpiry(validUntil);
+    } catch (error) {
+      if (this.#isDone()) return;
+      this.#lastExtendError = error;
+      publish('extend', { ...this.#event(), ok: false, error });
+      next = Math.max(25, lease.durationMs / 10);
+    }
+    this.#scheduleExtend(next);
+  }
+
+  #isDone(): boolean {
+    return this.#release !== undefined || this.#controller.signal.aborted;
+  }
+
+  #stop(): void {
+    clearTimeout(this.#expiryTimer);
+    clearTimeout(this.#extendTimer);
+    this.#stopMonitor?.();
+    this.#stopMonitor = undefined;
+  }
+
+  async #doRelease(): Promise<boolean> {
+    const wasLost = this.#controller.signal.aborted;
+    this.#stop();
+    let held = false;
+    try {
+      held = await this.#backend.release(this.#request, this.#grant);
+    } catch (error) {
+      // The outcome is unknown: report it as lost (the caller must assume it may have been).
+      if (!this.#controller.signal.aborted) {
+        const lost = new LockLostError(this.name, 'release failed', error);
+        publish('lost', { ...this.#event(), error: lost });
+        this.#controller.abort(lost);
+      }
+    }
+    const stillHeld = held && !wasLost;
+    publish('release', { ...this.#event(), stillHeld });
+    this.#onDone(this);
+    return stillHeld;
+  }
+
+  #event(): { backend: string; name: string; kind: LockKind; fencingToken: bigint } {
+    return {
+      backend: this.#backend.backend,
+      name: this.name,
+      kind: this.kind,
+      fencingToken: this.fencingToken,
+    };
+  }
+}

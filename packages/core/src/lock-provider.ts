@@ -1,0 +1,152 @@
+import { type AcquireHost, acquireWithPolicy } from './acquire-policy.js';
+import type { Grant, LockBackend, LockRequest } from './backend.js';
+import { publish } from './diagnostics.js';
+import { LockAbortedError } from './errors/lock-aborted-error.js';
+import { ProviderClosedError } from './errors/provider-closed-error.js';
+import { ManagedHandle } from './lock-handle.js';
+import { DistributedLock, ReadWriteLock, Semaphore } from './primitives.js';
+import type {
+  AcquireOptions,
+  Capabilities,
+  IDistributedLock,
+  ILockProvider,
+  IReadWriteLock,
+  ISemaphore,
+  LockHandle,
+  LockKind,
+} from './types.js';
+import { validateAcquireOptions, validateMaxCount, validateName } from './validation.js';
+
+/** Options every provider accepts (backends extend this). */
+export interface LockProviderOptions {
+  /**
+   * Isolates applications sharing a server: the same name in two namespaces is two locks.
+   * @defaultValue ''
+   */
+  readonly namespace?: string | undefined;
+}
+
+/** Runs one acquire for a primitive; `try` mode defaults to timeout 0 and resolves null. */
+export type AcquireFunction = (
+  kind: LockKind,
+  name: string,
+  maxCount: number,
+  options: AcquireOptions | undefined,
+  mode: 'acquire' | 'try',
+) => Promise<LockHandle | null>;
+
+/**
+ * The one {@link ILockProvider} implementation: wraps a {@link LockBackend} and applies the
+ * shared policy. Backend packages export a factory that returns `new LockProvider(backend)`.
+ */
+export class LockProvider<G extends Grant = Grant> implements ILockProvider {
+  readonly backend: string;
+  readonly capabilities: Capabilities;
+  readonly namespace: string;
+  readonly #backend: LockBackend<G>;
+  readonly #handles = new Set<ManagedHandle<G>>();
+  readonly #waits = new Map<AbortController, LockRequest>();
+  readonly #cleanups = new Set<Promise<unknown>>();
+  readonly #acquire: AcquireFunction;
+  #closing: Promise<void> | undefined;
+
+  constructor(backend: LockBackend<G>, options: LockProviderOptions = {}) {
+    const namespace = options.namespace ?? '';
+    if (typeof namespace !== 'string') {
+      throw new TypeError('namespace must be a string');
+    }
+    this.#backend = backend;
+    this.backend = backend.backend;
+    this.capabilities = Object.freeze({ ...backend.capabilities });
+    this.namespace = namespace;
+    const host = this.#host();
+    this.#acquire = async (kind, name, maxCount, options, mode) => {
+      const valid = validateAcquireOptions(options, mode === 'try' ? 0 : Number.POSITIVE_INFINITY);
+      const request: LockRequest = { name, namespace, kind, maxCount };
+      return acquireWithPolicy(host, request, valid, mode === 'acquire');
+    };
+  }
+
+  createLock(name: string): IDistributedLock {
+    this.#assertOpen();
+    return new DistributedLock(this.#acquire, validateName(name));
+  }
+
+  createReadWriteLock(name: string): IReadWriteLock {
+    this.#assertOpen();
+    return new ReadWriteLock(this.#acquire, validateName(name));
+  }
+
+  createSemaphore(name: string, maxCount: number): ISemaphore {
+    this.#assertOpen();
+    return new Semaphore(this.#acquire, validateName(name), validateMaxCount(maxCount));
+  }
+
+  /** Handles currently held through this provider. */
+  get heldCount(): number {
+    return this.#handles.size;
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  async #close(): Promise<void> {
+    for (const [controller, request] of this.#waits) {
+      controller.abort(new LockAbortedError(request.name, 'the provider was closed'));
+    }
+    await Promise.all([...this.#handles].map((handle) => handle.release()));
+    while (this.#cleanups.size > 0) await Promise.all(this.#cleanups);
+    await this.#backend.close();
+  }
+
+  #assertOpen(): void {
+    if (this.#closing) throw new ProviderClosedError(this.backend);
+  }
+
+  #host(): AcquireHost<G> {
+    return {
+      backend: this.#backend,
+      assertOpen: () => this.#assertOpen(),
+      trackWait: (controller, request) => {
+        this.#waits.set(controller, request);
+        return () => this.#waits.delete(controller);
+      },
+      adopt: async (request, grant) => {
+        if (this.#closing) {
+          await this.#backend.release(request, grant).catch(() => false);
+          throw new LockAbortedError(request.name, 'the provider was closed');
+        }
+        const handle = new ManagedHandle(this.#backend, request, grant, (done) =>
+          this.#handles.delete(done),
+        );
+        this.#handles.add(handle);
+        return handle;
+      },
+      discard: (request, grant) => {
+        const cleanup = this.#backend.release(request, grant).then(
+          () => undefined,
+          (error: unknown) => {
+            // Nobody holds this grant; a session backend frees it with the connection and a
+            // lease backend when the lease runs out. Report it rather than swallow it.
+            publish('release', {
+              backend: this.backend,
+              name: request.name,
+              kind: request.kind,
+              fencingToken: grant.fencingToken,
+              stillHeld: false,
+              error,
+            });
+          },
+        );
+        this.#cleanups.add(cleanup);
+        void cleanup.finally(() => this.#cleanups.delete(cleanup));
+      },
+    };
+  }
+}

@@ -1,0 +1,120 @@
+import type { Grant, LockBackend, LockRequest, WaitContext } from '../backend.js';
+import { grantOf } from '../lock-handle.js';
+import { LockProvider, type LockProviderOptions } from '../lock-provider.js';
+import type { Capabilities, LockHandle } from '../types.js';
+import { defaultMemoryStore, type MemoryLockStore } from './memory-lock-store.js';
+
+/** Options of {@link createMemoryLockProvider}. */
+export interface MemoryLockProviderOptions extends LockProviderOptions {
+  /**
+   * Where locks live. Providers sharing a store see each other's locks, like clients of
+   * one server. Pass `new MemoryLockStore()` for an isolated world.
+   * @defaultValue the process-wide `defaultMemoryStore`
+   */
+  readonly store?: MemoryLockStore | undefined;
+}
+
+interface MemoryGrant extends Grant {
+  readonly key: string;
+  readonly id: number;
+}
+
+const memoryCapabilities: Capabilities = {
+  crossProcess: false,
+  leases: false,
+  fifo: true,
+  lostDetectionMs: 0,
+  abandonedReleaseMs: Number.POSITIVE_INFINITY,
+};
+
+class MemoryBackend implements LockBackend<MemoryGrant> {
+  readonly backend = 'memory';
+  readonly capabilities: Capabilities = memoryCapabilities;
+  readonly pollIntervalMs = 1000;
+  readonly store: MemoryLockStore;
+  readonly #monitors = new Map<number, (reason: string) => void>();
+
+  constructor(store: MemoryLockStore) {
+    this.store = store;
+  }
+
+  tryAcquire(request: LockRequest, wait: WaitContext): Promise<MemoryGrant | null> {
+    const key = this.store.keyOf(request);
+    const id = this.store.tryGrant(key, request);
+    if (id !== undefined) return Promise.resolve(this.#grant(key, id));
+    if (wait.deadline === Number.NEGATIVE_INFINITY || wait.signal.aborted) {
+      return Promise.resolve(null);
+    }
+    return new Promise((resolve) => {
+      const onAbort = (): void => {
+        withdraw();
+        resolve(null);
+      };
+      const withdraw = this.store.enqueue(key, request, (grantedId) => {
+        wait.signal.removeEventListener('abort', onAbort);
+        resolve(this.#grant(key, grantedId));
+      });
+      wait.signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  release(_request: LockRequest, grant: MemoryGrant): Promise<boolean> {
+    return Promise.resolve(this.store.release(grant.key, grant.id));
+  }
+
+  monitor(_request: LockRequest, grant: MemoryGrant, lose: (reason: string) => void): () => void {
+    this.#monitors.set(grant.id, lose);
+    return () => this.#monitors.delete(grant.id);
+  }
+
+  /** Fault injection: the "server" drops the hold, and the holder is told. */
+  evict(grant: MemoryGrant): void {
+    this.store.release(grant.key, grant.id);
+    this.#monitors.get(grant.id)?.('the hold was evicted (injected fault)');
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  #grant(key: string, id: number): MemoryGrant {
+    return { key, id, fencingToken: this.store.nextToken(key) };
+  }
+}
+
+/**
+ * The in-memory provider: the reference implementation of the contract, for tests and
+ * development, and the embedded default. FIFO waiting, writer preference, fencing tokens,
+ * lost signal through {@link MemoryLockProvider.loseLock}. Locks are visible only inside
+ * this process.
+ */
+export class MemoryLockProvider extends LockProvider<MemoryGrant> {
+  readonly #memory: MemoryBackend;
+
+  constructor(options: MemoryLockProviderOptions = {}) {
+    const memory = new MemoryBackend(options.store ?? defaultMemoryStore);
+    super(memory, options);
+    this.#memory = memory;
+  }
+
+  /** The store this provider's locks live in. */
+  get store(): MemoryLockStore {
+    return this.#memory.store;
+  }
+
+  /**
+   * Fault injection: behave as if the server dropped this hold (like an expired lease or a
+   * killed session). The lock becomes free for others and `handle.signal` aborts with
+   * LockLostError.
+   */
+  loseLock(handle: LockHandle): void {
+    this.#memory.evict(grantOf<MemoryGrant>(handle).grant);
+  }
+}
+
+/** Creates an in-memory lock provider. */
+export function createMemoryLockProvider(
+  options: MemoryLockProviderOptions = {},
+): MemoryLockProvider {
+  return new MemoryLockProvider(options);
+}

@@ -1,0 +1,112 @@
+import type { Grant } from './backend.js';
+import { grantOf } from './lock-handle.js';
+import type {
+  AcquireOptions,
+  IDistributedLock,
+  ILockProvider,
+  IReadWriteLock,
+  ISemaphore,
+  LockHandle,
+} from './types.js';
+import { validateName } from './validation.js';
+
+const inner = new WeakMap<LockHandle, LockHandle>();
+
+/** The handle a prefixed handle wraps (handles not wrapped are returned as they are). */
+export function unwrapHandle(handle: LockHandle): LockHandle {
+  return inner.get(handle) ?? handle;
+}
+
+/** Like `grantOf`, through name-prefix wrappers. */
+export function grantBehind<G extends Grant = Grant>(
+  handle: LockHandle,
+): ReturnType<typeof grantOf<G>> {
+  return grantOf<G>(unwrapHandle(handle));
+}
+
+function rename(handle: LockHandle | null, name: string): LockHandle | null {
+  if (!handle) return null;
+  const wrapped: LockHandle = {
+    name,
+    kind: handle.kind,
+    fencingToken: handle.fencingToken,
+    signal: handle.signal,
+    release: () => handle.release(),
+    [Symbol.asyncDispose]: () => handle[Symbol.asyncDispose](),
+  };
+  inner.set(wrapped, handle);
+  return wrapped;
+}
+
+type Body<T> = (handle: LockHandle) => Promise<T> | T;
+
+/**
+ * Decorates any provider so every name gets `prefix` in front: two applications (or
+ * tenants) sharing one provider stay isolated. Handles report the caller's name. The
+ * conformance suite re-runs itself through this decorator.
+ */
+export function withNamePrefix(provider: ILockProvider, prefix: string): ILockProvider {
+  if (typeof prefix !== 'string') throw new TypeError('prefix must be a string');
+  const wrap = async (
+    name: string,
+    handle: Promise<LockHandle | null>,
+  ): Promise<LockHandle | null> => rename(await handle, name);
+  const withHandle = async <T>(
+    name: string,
+    acquire: (options?: AcquireOptions) => Promise<LockHandle>,
+    fn: Body<T>,
+    options?: AcquireOptions,
+  ): Promise<T> => {
+    const handle = (await wrap(name, acquire(options))) as LockHandle;
+    try {
+      return await fn(handle);
+    } finally {
+      await handle.release();
+    }
+  };
+  return {
+    backend: provider.backend,
+    capabilities: provider.capabilities,
+    createLock(name): IDistributedLock {
+      const lock = provider.createLock(prefix + validateName(name));
+      const acquire = (options?: AcquireOptions): Promise<LockHandle> =>
+        wrap(name, lock.acquire(options)) as Promise<LockHandle>;
+      return {
+        name,
+        acquire,
+        tryAcquire: (options) => wrap(name, lock.tryAcquire(options)),
+        withLock: (fn, options) => withHandle(name, acquire, fn, options),
+      };
+    },
+    createReadWriteLock(name): IReadWriteLock {
+      const lock = provider.createReadWriteLock(prefix + validateName(name));
+      const acquireRead = (options?: AcquireOptions): Promise<LockHandle> =>
+        wrap(name, lock.acquireRead(options)) as Promise<LockHandle>;
+      const acquireWrite = (options?: AcquireOptions): Promise<LockHandle> =>
+        wrap(name, lock.acquireWrite(options)) as Promise<LockHandle>;
+      return {
+        name,
+        acquireRead,
+        tryAcquireRead: (options) => wrap(name, lock.tryAcquireRead(options)),
+        withReadLock: (fn, options) => withHandle(name, acquireRead, fn, options),
+        acquireWrite,
+        tryAcquireWrite: (options) => wrap(name, lock.tryAcquireWrite(options)),
+        withWriteLock: (fn, options) => withHandle(name, acquireWrite, fn, options),
+      };
+    },
+    createSemaphore(name, maxCount): ISemaphore {
+      const semaphore = provider.createSemaphore(prefix + validateName(name), maxCount);
+      const acquire = (options?: AcquireOptions): Promise<LockHandle> =>
+        wrap(name, semaphore.acquire(options)) as Promise<LockHandle>;
+      return {
+        name,
+        maxCount: semaphore.maxCount,
+        acquire,
+        tryAcquire: (options) => wrap(name, semaphore.tryAcquire(options)),
+        withPermit: (fn, options) => withHandle(name, acquire, fn, options),
+      };
+    },
+    close: () => provider.close(),
+    [Symbol.asyncDispose]: () => provider.close(),
+  };
+}

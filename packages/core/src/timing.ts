@@ -1,0 +1,85 @@
+/** Monotonic milliseconds (the clock of every deadline and lease in lockkit). */
+export function now(): number {
+  return performance.now();
+}
+
+/**
+ * Resolves after `ms`, or rejects with `signal.reason` as soon as `signal` aborts. The timer
+ * is unref'd and always cleared, so it never keeps a process alive or leaks.
+ */
+export function delay(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    timer.unref();
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** `ms` ± `fraction`, so pollers that started together drift apart. */
+export function jitter(ms: number, fraction = 0.2): number {
+  return ms * (1 - fraction + Math.random() * 2 * fraction);
+}
+
+/**
+ * A latched wake-up: `notify()` before `next()` is not lost. Backends use it to implement
+ * {@link ReleaseWatch}: create one per watch, call `notify()` when a release message arrives.
+ */
+export class Wakeup {
+  #pending = false;
+  #waiter: (() => void) | undefined;
+  #closed = false;
+  readonly #onClose: (() => void) | undefined;
+
+  constructor(onClose?: () => void) {
+    this.#onClose = onClose;
+  }
+
+  notify(): void {
+    if (this.#waiter) {
+      const wake = this.#waiter;
+      this.#waiter = undefined;
+      wake();
+    } else {
+      this.#pending = true;
+    }
+  }
+
+  next(signal: AbortSignal): Promise<void> {
+    if (this.#pending) {
+      this.#pending = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve, reject) => {
+      if (signal.aborted) {
+        reject(signal.reason);
+        return;
+      }
+      const onAbort = (): void => {
+        this.#waiter = undefined;
+        reject(signal.reason);
+      };
+      this.#waiter = () => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#onClose?.();
+  }
+}

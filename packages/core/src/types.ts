@@ -1,0 +1,129 @@
+/**
+ * The lockkit contract. Every backend offers the three primitives below through an
+ * {@link ILockProvider}; the semantics are listed in docs/contract.md and checked by
+ * `@lockkit/conformance`. Policy that is the same everywhere (argument checks, timeouts,
+ * abort, handle bookkeeping, lease extension, diagnostics) lives once in `@lockkit/core`;
+ * each backend supplies only a {@link LockBackend} (see backend.ts).
+ *
+ * @module
+ */
+
+/** Options for every acquire call. Unknown keys are rejected with `InvalidArgumentError`. */
+export interface AcquireOptions {
+  /**
+   * Milliseconds to wait for the lock: `0` is a single attempt, `Infinity` waits forever.
+   * Must be `Infinity` or a number in [0, 2^31-1]; anything else is an `InvalidArgumentError`
+   * (a `RangeError`) before any I/O.
+   * @defaultValue `Infinity` for `acquire*`/`with*`, `0` for `tryAcquire*`.
+   */
+  readonly timeout?: number | undefined;
+  /**
+   * Aborts the WAIT (never a held lock): the call rejects with `signal.reason`. An
+   * already-aborted signal rejects at once without I/O. A grant that races the abort is
+   * released, never leaked.
+   */
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** The three shapes of lock, plus the RW lock's two modes. */
+export type LockKind = 'mutex' | 'read' | 'write' | 'semaphore';
+
+/**
+ * A held lock. Dispose it (`await using handle = await lock.acquire()`) or call `release()`.
+ */
+export interface LockHandle extends AsyncDisposable {
+  /** The name the lock was created with. */
+  readonly name: string;
+  /** Which primitive/mode this handle holds. */
+  readonly kind: LockKind;
+  /**
+   * Strictly increasing per lock name across holders, releases, expiries, kills and client
+   * restarts. Pass it to the protected resource and have it reject writes with a smaller
+   * token than one it has already seen.
+   */
+  readonly fencingToken: bigint;
+  /**
+   * Aborts (reason: `LockLostError`) when the backend can no longer vouch for the lock.
+   * Not aborted by a normal `release()`.
+   */
+  readonly signal: AbortSignal;
+  /**
+   * Releases the lock. Idempotent (every call returns the first call's result); never
+   * releases another holder's lock; never throws because the lock was lost. Resolves `true`
+   * if the lock was still ours up to the release, `false` if it had been lost (so work done
+   * since the loss can be rolled back).
+   */
+  release(): Promise<boolean>;
+}
+
+/** A mutual-exclusion lock. Not reentrant: a second acquire waits like any other client. */
+export interface IDistributedLock {
+  readonly name: string;
+  /** Waits up to `timeout` (default forever); rejects with `LockTimeoutError` on timeout. */
+  acquire(options?: AcquireOptions): Promise<LockHandle>;
+  /** Waits up to `timeout` (default 0: one attempt); resolves `null` on timeout. */
+  tryAcquire(options?: AcquireOptions): Promise<LockHandle | null>;
+  /** Acquires, runs `fn`, releases (also when `fn` throws). */
+  withLock<T>(fn: (handle: LockHandle) => Promise<T> | T, options?: AcquireOptions): Promise<T>;
+}
+
+/** Many readers XOR one writer. A waiting writer blocks new readers (writer preference). */
+export interface IReadWriteLock {
+  readonly name: string;
+  acquireRead(options?: AcquireOptions): Promise<LockHandle>;
+  tryAcquireRead(options?: AcquireOptions): Promise<LockHandle | null>;
+  withReadLock<T>(fn: (handle: LockHandle) => Promise<T> | T, options?: AcquireOptions): Promise<T>;
+  acquireWrite(options?: AcquireOptions): Promise<LockHandle>;
+  tryAcquireWrite(options?: AcquireOptions): Promise<LockHandle | null>;
+  withWriteLock<T>(
+    fn: (handle: LockHandle) => Promise<T> | T,
+    options?: AcquireOptions,
+  ): Promise<T>;
+}
+
+/** At most `maxCount` holders at once. */
+export interface ISemaphore {
+  readonly name: string;
+  readonly maxCount: number;
+  acquire(options?: AcquireOptions): Promise<LockHandle>;
+  tryAcquire(options?: AcquireOptions): Promise<LockHandle | null>;
+  withPermit<T>(fn: (handle: LockHandle) => Promise<T> | T, options?: AcquireOptions): Promise<T>;
+}
+
+/**
+ * What a backend can do, declared by the backend and read by callers and the conformance
+ * suite (never a skip list of test names).
+ */
+export interface Capabilities {
+  /** Locks are visible to other processes (false only for the in-memory provider). */
+  readonly crossProcess: boolean;
+  /** Holders hold a lease that is extended while the handle lives (Redis, file). */
+  readonly leases: boolean;
+  /** Waiters are granted strictly in arrival order. */
+  readonly fifo: boolean;
+  /**
+   * Upper bound, in ms, from the moment the backend's hold is broken (key deleted, session
+   * killed) to `handle.signal` aborting.
+   */
+  readonly lostDetectionMs: number;
+  /**
+   * Upper bound, in ms, from a holder process dying (SIGKILL) to its lock being free for
+   * others. Session backends free it when the server notices the connection is gone; lease
+   * backends when the lease runs out.
+   */
+  readonly abandonedReleaseMs: number;
+}
+
+/** Creates locks on one backend. Swap providers without touching call sites. */
+export interface ILockProvider extends AsyncDisposable {
+  /** Backend id: "memory", "redis", "postgres", "mysql", "zookeeper", "file", … */
+  readonly backend: string;
+  readonly capabilities: Capabilities;
+  /** Any string is a valid, case-sensitive name. Primitives of different kinds never share a key. */
+  createLock(name: string): IDistributedLock;
+  createReadWriteLock(name: string): IReadWriteLock;
+  /** `maxCount` is an integer in [1, 2^31-1]. */
+  createSemaphore(name: string, maxCount: number): ISemaphore;
+  /** Ends waits (LockAbortedError), releases every held handle, closes what the provider owns. */
+  close(): Promise<void>;
+}
