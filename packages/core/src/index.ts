@@ -41,6 +41,8 @@ export { grantOf } from './lock-handle.js';
 export { LockProvider, type LockProviderOptions } from './lock-provider.js';
 export {
   createMemoryLockProvider,
+  MemoryBackend,
+  type MemoryGrant,
   MemoryLockProvider,
   type MemoryLockProviderOptions,
 } from './memory/memory-lock-provider.js';

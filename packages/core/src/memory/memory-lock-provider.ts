@@ -1,5 +1,5 @@
 import type { Grant, LockBackend, LockRequest, WaitContext } from '../backend.js';
-import { grantOf } from '../lock-handle.js';
+import { grantBehind } from '../name-prefix.js';
 import { LockProvider, type LockProviderOptions } from '../lock-provider.js';
 import type { Capabilities, LockHandle } from '../types.js';
 import { defaultMemoryStore, type MemoryLockStore } from './memory-lock-store.js';
@@ -14,7 +14,8 @@ export interface MemoryLockProviderOptions extends LockProviderOptions {
   readonly store?: MemoryLockStore | undefined;
 }
 
-interface MemoryGrant extends Grant {
+/** A memory grant: the key and holder id in the store. */
+export interface MemoryGrant extends Grant {
   readonly key: string;
   readonly id: number;
 }
@@ -27,7 +28,11 @@ const memoryCapabilities: Capabilities = {
   abandonedReleaseMs: Number.POSITIVE_INFINITY,
 };
 
-class MemoryBackend implements LockBackend<MemoryGrant> {
+/**
+ * The in-memory backend: the reference {@link LockBackend}. Its `tryAcquire` queues the
+ * caller (FIFO) like a server-side wait; `evict` is its fault hook.
+ */
+export class MemoryBackend implements LockBackend<MemoryGrant> {
   readonly backend = 'memory';
   readonly capabilities: Capabilities = memoryCapabilities;
   readonly pollIntervalMs = 1000;
@@ -108,7 +113,7 @@ export class MemoryLockProvider extends LockProvider<MemoryGrant> {
    * LockLostError.
    */
   loseLock(handle: LockHandle): void {
-    this.#memory.evict(grantOf<MemoryGrant>(handle).grant);
+    this.#memory.evict(grantBehind<MemoryGrant>(handle).grant);
   }
 }
 
