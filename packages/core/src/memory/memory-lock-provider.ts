@@ -1,6 +1,6 @@
 import type { Grant, LockBackend, LockRequest, WaitContext } from '../backend.js';
-import { grantBehind } from '../name-prefix.js';
 import { LockProvider, type LockProviderOptions } from '../lock-provider.js';
+import { grantBehind } from '../name-prefix.js';
 import type { Capabilities, LockHandle } from '../types.js';
 import { defaultMemoryStore, type MemoryLockStore } from './memory-lock-store.js';
 

@@ -55,6 +55,11 @@ export class MemoryLockStore {
     return true;
   }
 
+  /** Ids of the current holders of `key` (for inspection and tests). */
+  holders(key: string): readonly number[] {
+    return [...(this.#entries.get(key)?.holders.keys() ?? [])];
+  }
+
   /** True if holder `id` still holds `key`. */
   holds(key: string, id: number): boolean {
     return this.#entries.get(key)?.holders.has(id) ?? false;

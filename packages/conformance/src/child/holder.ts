@@ -1,0 +1,51 @@
+/**
+ * Child-process side of the cross-process cases: `node holder.js <module> <export> <kind>
+ * <maxCount> <name>`. Acquires, prints `{"event":"acquired","fencingToken":"…"}`, waits for
+ * "release" on stdin, releases, prints `{"event":"released","held":…}` and exits.
+ */
+import type { ILockProvider, LockHandle, LockKind } from '@lockkit/core';
+
+function say(message: Record<string, unknown>): void {
+  process.stdout.write(`${JSON.stringify(message)}\n`);
+}
+
+async function main(): Promise<void> {
+  const [moduleUrl, exportName, kind, maxCount, name] = process.argv.slice(2) as [
+    string,
+    string,
+    LockKind,
+    string,
+    string,
+  ];
+  const loaded = (await import(moduleUrl)) as Record<
+    string,
+    () => ILockProvider | Promise<ILockProvider>
+  >;
+  const factory = loaded[exportName];
+  if (typeof factory !== 'function') throw new Error(`${moduleUrl} has no export ${exportName}`);
+  const provider = await factory();
+  let handle: LockHandle;
+  if (kind === 'mutex') handle = await provider.createLock(name).acquire();
+  else if (kind === 'read') handle = await provider.createReadWriteLock(name).acquireRead();
+  else if (kind === 'write') handle = await provider.createReadWriteLock(name).acquireWrite();
+  else handle = await provider.createSemaphore(name, Number(maxCount)).acquire();
+  say({ event: 'acquired', fencingToken: String(handle.fencingToken) });
+  process.stdin.setEncoding('utf8');
+  let input = '';
+  for await (const chunk of process.stdin) {
+    input += chunk;
+    if (input.includes('release')) break;
+  }
+  const held = await handle.release();
+  await provider.close();
+  say({ event: 'released', held });
+  process.exit(0);
+}
+
+main().catch((error: unknown) => {
+  say({
+    event: 'error',
+    message: error instanceof Error ? (error.stack ?? error.message) : String(error),
+  });
+  process.exit(1);
+});

@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { argumentCases } from './cases/arguments.js';
+import { compositeCases } from './cases/composite.js';
+import { crossProcessCases } from './cases/cross-process.js';
+import { exclusionCases } from './cases/exclusion.js';
+import { leakCases } from './cases/leaks.js';
+import { lostAndFencingCases } from './cases/lost-and-fencing.js';
+import { nameCases } from './cases/names.js';
+import { readWriteCases } from './cases/read-write.js';
+import { semaphoreCases } from './cases/semaphore.js';
+import { timingCases } from './cases/timing.js';
+import type { ConformanceOptions } from './options.js';
+import { Fixture, subjects } from './support.js';
+
+/**
+ * Registers the lockkit conformance suite for a provider (call it at the top level of a
+ * vitest test file). Capabilities are read from a provider the suite creates once; cases
+ * whose fault hook or capability is missing are skipped with the reason in their title.
+ */
+export function describeLockProvider(options: ConformanceOptions): void {
+  const timeScale = options.timeScale ?? 1;
+  if (!(timeScale > 0)) throw new RangeError('timeScale must be a positive number');
+  describe(`lockkit conformance: ${options.name}`, async () => {
+    const probe = await options.createProvider();
+    const { capabilities, backend } = probe;
+    await probe.close();
+    const fx = new Fixture(options);
+
+    it('declares its backend id and capabilities', () => {
+      expect(typeof backend).toBe('string');
+      expect(backend.length).toBeGreaterThan(0);
+      for (const key of ['crossProcess', 'leases', 'fifo'] as const) {
+        expect(typeof capabilities[key]).toBe('boolean');
+      }
+      expect(capabilities.lostDetectionMs).toBeGreaterThanOrEqual(0);
+      expect(capabilities.abandonedReleaseMs).toBeGreaterThanOrEqual(0);
+    });
+
+    argumentCases(fx);
+    nameCases(fx);
+    for (const subject of subjects) {
+      describe(subject.label, () => {
+        exclusionCases(fx, subject);
+        timingCases(fx, subject);
+        lostAndFencingCases(fx, subject);
+        crossProcessCases(fx, subject, capabilities.crossProcess);
+      });
+    }
+    readWriteCases(fx);
+    semaphoreCases(fx);
+    compositeCases(fx);
+    leakCases(fx);
+  });
+}
