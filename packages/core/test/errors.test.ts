@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import {
+  BackendUnavailableError,
+  InvalidArgumentError,
+  isLockError,
+  LockAbortedError,
+  LockDeadlockError,
+  LockError,
+  LockLostError,
+  LockTimeoutError,
+  ProviderClosedError,
+} from '../src/index.js';
+
+describe('errors', () => {
+  const cause = new Error('socket closed');
+  const cases = [
+    [new LockTimeoutError('a', 200), 'LOCK_TIMEOUT', LockTimeoutError],
+    [new LockLostError('a', 'lease ran out', cause), 'LOCK_LOST', LockLostError],
+    [new LockAbortedError('a', 'closed'), 'LOCK_ABORTED', LockAbortedError],
+    [new LockDeadlockError('a', cause), 'LOCK_DEADLOCK', LockDeadlockError],
+    [new ProviderClosedError('redis'), 'PROVIDER_CLOSED', ProviderClosedError],
+    [
+      new BackendUnavailableError('down', { cause }),
+      'BACKEND_UNAVAILABLE',
+      BackendUnavailableError,
+    ],
+    [new InvalidArgumentError('bad'), 'INVALID_ARGUMENT', InvalidArgumentError],
+  ] as const;
+
+  it.each(cases)('%s has a stable code, a name, and isInstance', (error, code, type) => {
+    expect(error.code).toBe(code);
+    expect(error.name).toBe(type.name);
+    expect(type.isInstance(error)).toBe(true);
+    expect(isLockError(error, code)).toBe(true);
+    expect(error.message.length).toBeGreaterThan(0);
+  });
+
+  it('keeps the cause', () => {
+    expect(new LockLostError('a', 'x', cause).cause).toBe(cause);
+    expect(new BackendUnavailableError('down', { cause }).cause).toBe(cause);
+  });
+
+  it('isInstance works across copies of core (brand, not prototype)', () => {
+    const foreign = Object.assign(new Error('from another copy'), { code: 'LOCK_TIMEOUT' });
+    Object.defineProperty(foreign, Symbol.for('lockkit.error'), { value: true });
+    expect(LockTimeoutError.isInstance(foreign)).toBe(true);
+    expect(LockError.isInstance(foreign)).toBe(true);
+    expect(LockLostError.isInstance(foreign)).toBe(false);
+    expect(LockError.isInstance(new Error('plain'))).toBe(false);
+    expect(LockError.isInstance(null)).toBe(false);
+  });
+
+  it('InvalidArgumentError is a RangeError', () => {
+    expect(new InvalidArgumentError('x')).toBeInstanceOf(RangeError);
+  });
+});

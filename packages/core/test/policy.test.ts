@@ -1,0 +1,213 @@
+/**
+ * Core's shared policy (lease extension and expiry, notified waiting, late grants,
+ * diagnostics) driven through a scripted backend: a tiny in-process LockBackend whose
+ * answers the test controls. It stands in for no server; the servers are tested by their
+ * backends against the real thing.
+ */
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  type Grant,
+  type LockBackend,
+  LockLostError,
+  LockProvider,
+  type LockRequest,
+  now,
+  Wakeup,
+} from '../src/index.js';
+
+interface ScriptedGrant extends Grant {
+  readonly id: number;
+}
+
+class ScriptedBackend implements LockBackend<ScriptedGrant> {
+  readonly backend = 'scripted';
+  readonly capabilities = {
+    crossProcess: false,
+    leases: true,
+    fifo: false,
+    lostDetectionMs: 0,
+    abandonedReleaseMs: 0,
+  };
+  pollIntervalMs = 60_000;
+  leaseMs = 300;
+  autoExtend = true;
+  extendAnswer: 'ok' | 'not-owner' | 'throw' = 'ok';
+  extendCalls = 0;
+  attempts = 0;
+  free = true;
+  releases: number[] = [];
+  watchers = new Set<Wakeup>();
+  grantDelayMs = 0;
+  #nextId = 1;
+
+  async tryAcquire(): Promise<ScriptedGrant | null> {
+    this.attempts += 1;
+    if (this.grantDelayMs) await new Promise((resolve) => setTimeout(resolve, this.grantDelayMs));
+    if (!this.free) return null;
+    this.free = false;
+    const lease = {
+      durationMs: this.leaseMs,
+      validUntil: now() + this.leaseMs,
+      autoExtend: this.autoExtend,
+    };
+    return { id: this.#nextId++, fencingToken: BigInt(this.#nextId), lease };
+  }
+
+  watch(): Wakeup {
+    const wakeup = new Wakeup(() => this.watchers.delete(wakeup));
+    this.watchers.add(wakeup);
+    return wakeup;
+  }
+
+  async release(_request: LockRequest, grant: ScriptedGrant): Promise<boolean> {
+    this.releases.push(grant.id);
+    this.free = true;
+    return true;
+  }
+
+  async extend(): Promise<number | false> {
+    this.extendCalls += 1;
+    if (this.extendAnswer === 'throw') throw new Error('connection reset');
+    if (this.extendAnswer === 'not-owner') return false;
+    return now() + this.leaseMs;
+  }
+
+  async close(): Promise<void> {}
+
+  /** Someone else released: tell the watchers. */
+  releasedElsewhere(): void {
+    this.free = true;
+    for (const watcher of this.watchers) watcher.notify();
+  }
+}
+
+const providers: LockProvider<ScriptedGrant>[] = [];
+function setup(configure: (backend: ScriptedBackend) => void = () => {}) {
+  const backend = new ScriptedBackend();
+  configure(backend);
+  const provider = new LockProvider(backend);
+  providers.push(provider);
+  return { backend, provider, lock: provider.createLock('scripted') };
+}
+afterEach(async () => {
+  await Promise.all(providers.splice(0).map((provider) => provider.close()));
+});
+
+function lostWithin(signal: AbortSignal, ms: number): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`not lost within ${ms} ms`)), ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve(signal.reason);
+    });
+  });
+}
+
+describe('leases', () => {
+  it('a lease outlives 3× its duration while it is extended every duration/3', async () => {
+    const { backend, lock } = setup();
+    const handle = await lock.acquire();
+    await new Promise((resolve) => setTimeout(resolve, 3 * backend.leaseMs));
+    expect(handle.signal.aborted).toBe(false);
+    expect(backend.extendCalls).toBeGreaterThanOrEqual(6);
+    expect(await handle.release()).toBe(true);
+    const calls = backend.extendCalls;
+    await new Promise((resolve) => setTimeout(resolve, backend.leaseMs));
+    expect(backend.extendCalls).toBe(calls); // release stopped the extension timer
+  });
+
+  it('"not owner" from an extension fires the lost signal at once', async () => {
+    const { backend, lock } = setup((b) => {
+      b.extendAnswer = 'not-owner';
+    });
+    const handle = await lock.acquire();
+    const reason = await lostWithin(handle.signal, backend.leaseMs);
+    expect(LockLostError.isInstance(reason)).toBe(true);
+    expect(backend.extendCalls).toBe(1);
+    expect(await handle.release()).toBe(false);
+  });
+
+  it('failing extensions fire the lost signal when the lease runs out, with the cause', async () => {
+    const { backend, lock } = setup((b) => {
+      b.extendAnswer = 'throw';
+    });
+    const started = now();
+    const handle = await lock.acquire();
+    const reason = (await lostWithin(handle.signal, 2 * backend.leaseMs)) as LockLostError;
+    expect(now() - started).toBeGreaterThanOrEqual(backend.leaseMs - 5);
+    expect(reason.message).toMatch(/extensions were failing/);
+    expect((reason.cause as Error).message).toBe('connection reset');
+    expect(backend.extendCalls).toBeGreaterThan(1); // it kept trying
+  });
+
+  it('autoExtend false: a fixed lease, lost when it runs out, never extended', async () => {
+    const { backend, lock } = setup((b) => {
+      b.autoExtend = false;
+    });
+    const handle = await lock.acquire();
+    await lostWithin(handle.signal, 2 * backend.leaseMs);
+    expect(backend.extendCalls).toBe(0);
+  });
+});
+
+describe('waiting', () => {
+  it('subscribes, retries, then wakes on a notification (not the 60 s safety poll)', async () => {
+    const { backend, lock } = setup();
+    const holder = await lock.acquire();
+    backend.free = false;
+    const waiting = lock.acquire();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(backend.watchers.size).toBe(1);
+    expect(backend.attempts).toBe(3); // holder's, the waiter's first, and its retry after subscribing
+    const notifiedAt = now();
+    backend.releasedElsewhere();
+    const handle = await waiting;
+    expect(now() - notifiedAt).toBeLessThan(50);
+    expect(backend.watchers.size).toBe(0); // the watch was closed
+    await handle.release();
+    await holder.release();
+  });
+
+  it('a grant that arrives after the caller gave up is released, not leaked', async () => {
+    const { backend, lock } = setup((b) => {
+      b.grantDelayMs = 100;
+    });
+    expect(await lock.tryAcquire({ timeout: 20 })).toBeNull();
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(backend.releases).toHaveLength(1);
+    expect(backend.free).toBe(true);
+  });
+});
+
+describe('diagnostics_channel', () => {
+  it('publishes acquire, release and lost events', async () => {
+    const events: [string, Record<string, unknown>][] = [];
+    const listeners = ['lockkit:acquire', 'lockkit:release', 'lockkit:lost', 'lockkit:extend'].map(
+      (name) => {
+        const listener = (message: unknown) =>
+          events.push([name, message as Record<string, unknown>]);
+        subscribe(name, listener);
+        return () => unsubscribe(name, listener);
+      },
+    );
+    try {
+      const { backend, lock } = setup((b) => {
+        b.extendAnswer = 'not-owner';
+      });
+      const handle = await lock.acquire();
+      await lostWithin(handle.signal, backend.leaseMs);
+      await handle.release();
+    } finally {
+      for (const stop of listeners) stop();
+    }
+    expect(events.map(([name]) => name)).toEqual([
+      'lockkit:acquire',
+      'lockkit:extend',
+      'lockkit:lost',
+      'lockkit:release',
+    ]);
+    expect(events[0]![1]).toMatchObject({ backend: 'scripted', name: 'scripted', kind: 'mutex' });
+    expect(events[3]![1]).toMatchObject({ stillHeld: false });
+  });
+});
