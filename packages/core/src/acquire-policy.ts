@@ -14,6 +14,8 @@ export interface AcquireHost<G extends Grant> {
   trackWait(controller: AbortController, request: LockRequest): () => void;
   /** Turns a grant into a tracked handle (releases it and throws if the provider closed). */
   adopt(request: LockRequest, grant: G): Promise<LockHandle>;
+  /** Keeps `work` (a backend call) on the books until it settles, so close() can await it. */
+  track<T>(work: Promise<T>): Promise<T>;
   /** Releases a grant nobody will receive (it arrived after the caller gave up). */
   discard(request: LockRequest, grant: G): void;
 }

@@ -100,6 +100,8 @@ export class LockProvider<G extends Grant = Grant> implements ILockProvider {
     for (const [controller, request] of this.#waits) {
       controller.abort(new LockAbortedError(request.name, 'the provider was closed'));
     }
+    // Aborted attempts settle first (their late grants are discarded), then handles go.
+    while (this.#cleanups.size > 0) await Promise.all(this.#cleanups);
     await Promise.all([...this.#handles].map((handle) => handle.release()));
     while (this.#cleanups.size > 0) await Promise.all(this.#cleanups);
     await this.#backend.close();
@@ -128,6 +130,12 @@ export class LockProvider<G extends Grant = Grant> implements ILockProvider {
         this.#handles.add(handle);
         return handle;
       },
+      track: (work) => {
+        const settled = work.then(noop, noop);
+        this.#cleanups.add(settled);
+        void settled.finally(() => this.#cleanups.delete(settled));
+        return work;
+      },
       discard: (request, grant) => {
         const cleanup = this.#backend.release(request, grant).then(
           () => undefined,
@@ -150,3 +158,5 @@ export class LockProvider<G extends Grant = Grant> implements ILockProvider {
     };
   }
 }
+
+function noop(): void {}
