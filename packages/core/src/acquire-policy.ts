@@ -59,11 +59,8 @@ export async function acquireWithPolicy<G extends Grant>(
   let waiting = false;
   try {
     for (;;) {
-      const grant = await raceAbort(
-        backend.tryAcquire(request, { signal, deadline }),
-        signal,
-        (late) => host.discard(request, late),
-      );
+      const attempt = host.track(backend.tryAcquire(request, { signal, deadline }));
+      const grant = await raceAbort(attempt, signal, (late) => host.discard(request, late));
       if (grant) {
         if (signal.aborted) {
           host.discard(request, grant);
