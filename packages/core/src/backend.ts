@@ -7,6 +7,30 @@
  *
  * Time values named `…At`/`validUntil` are on the `performance.now()` clock (monotonic ms).
  *
+ * Who meets each semantic of the contract (docs/contract.md):
+ * 1. Mutual exclusion — BACKEND (`tryAcquire`/`release` on the server).
+ * 2. Not reentrant — core never stacks a grant; BACKEND must stop servers that do
+ *    (PostgreSQL/MySQL session locks) from stacking two grants on one connection.
+ * 3. Timeouts — CORE (validation, deadline, timer); a server-side wait must honour
+ *    `wait.deadline`/`wait.signal`.
+ * 4. Abort — CORE (caller reason, pre-aborted check, late-grant release); BACKEND undoes a
+ *    grant it cannot return (e.g. granted as the cancel arrived).
+ * 5. Release — CORE (idempotence, result); BACKEND (ownership check, never a blind delete).
+ * 6. Lost signal — CORE (signal, lease expiry, failed/false extensions); BACKEND reports
+ *    session loss through `monitor` and declares `capabilities.lostDetectionMs`.
+ * 7. Leases — CORE schedules extension every `durationMs/3`; BACKEND sets `grant.lease`
+ *    and implements `extend`.
+ * 8. Fencing tokens — BACKEND (a counter that never goes back; document its source).
+ * 9. Notified waiting — CORE's loop; BACKEND provides `watch` or waits server-side.
+ * 10. Fairness — BACKEND (FIFO where the server queues; writer preference always).
+ * 11. Names — CORE validates and provides the versioned key helpers (keys.ts); BACKEND
+ *     uses them and applies `request.namespace`.
+ * 12. Errors — CORE's classes; BACKEND wraps client failures in `BackendUnavailableError`
+ *     (with `cause`) and never throws from a timer or callback.
+ * 13. No leaks — CORE clears its timers and releases handles on close; BACKEND closes
+ *     what it owns (never an injected client) and leaves no server state behind.
+ * 14. Observability — CORE publishes every diagnostics_channel event.
+ *
  * @module
  */
 import type { Capabilities, LockKind } from './types.js';
