@@ -16,7 +16,13 @@ for (const mutant of mutants) {
   const report = join(dir, `${mutant}.json`);
   spawnSync(
     process.execPath,
-    ['node_modules/vitest/vitest.mjs', 'run', 'test/memory.test.ts', '--reporter=json', `--outputFile=${report}`],
+    [
+      'node_modules/vitest/vitest.mjs',
+      'run',
+      'test/memory.test.ts',
+      '--reporter=json',
+      `--outputFile=${report}`,
+    ],
     { env: { ...process.env, LOCKKIT_MUTANT: mutant }, stdio: 'ignore' },
   );
   const result = JSON.parse(readFileSync(report, 'utf8'));
@@ -26,11 +32,15 @@ for (const mutant of mutants) {
   if (failed.length === 0) survivors += 1;
   const short = (title) => title.replace(/^lockkit conformance: memory with mutant "[^"]+" /, '');
   const examples = [...new Set(failed.map(short))].slice(0, 4).join('<br>');
-  console.log(`| ${mutant} | ${failed.length} of ${result.numTotalTests} | ${examples || 'SURVIVED'} |`);
+  console.log(
+    `| ${mutant} | ${failed.length} of ${result.numTotalTests} | ${examples || 'SURVIVED'} |`,
+  );
 }
 rmSync(dir, { recursive: true, force: true });
 if (survivors > 0) {
-  console.error(`${survivors} mutant(s) survived: the suite cannot tell them from a correct backend`);
+  console.error(
+    `${survivors} mutant(s) survived: the suite cannot tell them from a correct backend`,
+  );
   process.exit(1);
 }
 console.log('every mutant was caught');

@@ -1,6 +1,6 @@
 import { delay } from '@lockkit/core';
 import { describe, expect, it } from 'vitest';
-import { type Fixture, yieldTurns } from '../support.js';
+import type { Fixture } from '../support.js';
 
 /** At most maxCount holders; permits shared across providers. */
 export function semaphoreCases(fx: Fixture): void {
@@ -19,7 +19,7 @@ export function semaphoreCases(fx: Fixture): void {
               async () => {
                 inside += 1;
                 levels.add(inside);
-                await yieldTurns(3);
+                await delay(fx.ms(5)); // simulated work, long enough for holders to overlap
                 inside -= 1;
               },
               { timeout: fx.ms(60_000) },
