@@ -67,7 +67,12 @@ export interface LeaseInfo {
 export interface WaitContext {
   /** Aborts when the caller gives up (timeout, its own signal, provider close). */
   readonly signal: AbortSignal;
-  /** performance.now() ms at which the caller gives up; `Infinity` for none; `-Infinity` for a single attempt. */
+  /**
+   * performance.now() ms at which the caller gives up; `Infinity` for none. `-Infinity`
+   * means a single attempt (timeout 0): the caller will NOT wait, so leave no waiting state
+   * behind (queue node, writer-waiting marker). Any other value means core will retry
+   * (after `watch`) until the deadline, so a backend may register the caller as waiting.
+   */
   readonly deadline: number;
 }
 

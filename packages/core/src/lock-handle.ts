@@ -37,6 +37,7 @@ export class ManagedHandle<G extends Grant> implements LockHandle {
   #expiryTimer: NodeJS.Timeout | undefined;
   #extendTimer: NodeJS.Timeout | undefined;
   #lastExtendError: unknown;
+  #validUntil = Number.POSITIVE_INFINITY;
 
   constructor(
     backend: LockBackend<G>,
@@ -91,6 +92,7 @@ export class ManagedHandle<G extends Grant> implements LockHandle {
   }
 
   #armExpiry(validUntil: number): void {
+    this.#validUntil = validUntil;
     clearTimeout(this.#expiryTimer);
     this.#expiryTimer = setTimeout(
       () => {
@@ -113,6 +115,12 @@ export class ManagedHandle<G extends Grant> implements LockHandle {
     const lease = this.#grant.lease;
     const extend = this.#backend.extend;
     if (!lease || !extend || this.#isDone()) return;
+    if (now() >= this.#validUntil) {
+      // The process was stalled past the lease (GC, SIGSTOP, a blocked loop): someone may
+      // hold it now, so extending would be a lie even if the server still had our key.
+      this.lose('the lease ran out before it was extended', this.#lastExtendError);
+      return;
+    }
     let next = lease.durationMs / 3;
     try {
       const validUntil = await extend.call(this.#backend, this.#request, this.#grant);

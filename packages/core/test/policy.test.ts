@@ -66,11 +66,11 @@ class ScriptedBackend implements LockBackend<ScriptedGrant> {
     return true;
   }
 
-  async extend(): Promise<number | false> {
+  extend(): Promise<number | false> {
     this.extendCalls += 1;
-    if (this.extendAnswer === 'throw') throw new Error('connection reset');
-    if (this.extendAnswer === 'not-owner') return false;
-    return now() + this.leaseMs;
+    if (this.extendAnswer === 'throw') return Promise.reject(new Error('connection reset'));
+    if (this.extendAnswer === 'not-owner') return Promise.resolve(false);
+    return Promise.resolve(now() + this.leaseMs); // answers at once, like a synchronous backend
   }
 
   async close(): Promise<void> {}
@@ -209,5 +209,18 @@ describe('diagnostics_channel', () => {
     ]);
     expect(events[0]![1]).toMatchObject({ backend: 'scripted', name: 'scripted', kind: 'mutex' });
     expect(events[3]![1]).toMatchObject({ stillHeld: false });
+  });
+});
+
+describe('stalls', () => {
+  it('an extension that starts after the lease ran out counts as lost, even if the server would extend', async () => {
+    const { backend, lock } = setup();
+    const handle = await lock.acquire();
+    // Block the event loop past the whole lease, as a GC pause or a sync loop would.
+    const blockedUntil = now() + backend.leaseMs * 1.5;
+    while (now() < blockedUntil) {}
+    const reason = (await lostWithin(handle.signal, backend.leaseMs)) as LockLostError;
+    expect(LockLostError.isInstance(reason)).toBe(true);
+    expect(backend.extendCalls).toBe(0); // it did not pretend to extend a lapsed lease
   });
 });
