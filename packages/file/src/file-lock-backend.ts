@@ -1,0 +1,276 @@
+import {
+  type Capabilities,
+  type Grant,
+  type LockBackend,
+  type LockRequest,
+  now,
+  type ReleaseWatch,
+  type WaitContext,
+} from '@lockkit/core';
+import { onProcessExit, releaseSync, removeSync } from './exit-cleanup.js';
+import { FencingCounters } from './fencing-counter.js';
+import type { ResolvedFileOptions } from './file-lock-options.js';
+import { fileOpsFor } from './file-system.js';
+import { type Attempt, tryMutex, tryReader, trySemaphore, tryWriter } from './gated-locks.js';
+import {
+  claimMarker,
+  type FileLockContext,
+  releaseLockDir,
+  touchMarker,
+} from './lock-directory.js';
+import { childPath, type KeyPaths, keyPaths, SPARES_DIR } from './lock-paths.js';
+import { ParkedGates } from './parked-gates.js';
+import { prepareDirectory } from './prepare-directory.js';
+import { DirectoryWatchers, FileReleaseWatch } from './release-watch.js';
+import { SparePool } from './spare-pool.js';
+import { Staleness } from './staleness.js';
+
+/** A file-system grant: our marker directory and, for lock-directory holds, the lock directory. */
+export interface FileGrant extends Grant {
+  /** Absolute path of our marker: its presence is our ownership, its mtime our heartbeat. */
+  readonly marker: string;
+  /** The lock directory (`…/lock` or `…/gate`) for a mutex or writer; undefined for a reader or permit. */
+  readonly lockDir: string | undefined;
+}
+
+interface WaitState {
+  readonly watch: FileReleaseWatch;
+  readonly paths: KeyPaths;
+  /** A writer's gate, kept between attempts while readers drain. */
+  pendingGate: string | undefined;
+  /** The attempt in flight (a pending gate is released only after it settles). */
+  busy: Promise<unknown>;
+}
+
+/** The capabilities of a file backend with this lease. */
+export function fileCapabilities(leaseMs: number): Capabilities {
+  return {
+    crossProcess: true,
+    leases: true,
+    fifo: false,
+    // A removed marker is noticed at the next heartbeat (every leaseMs / 3).
+    lostDetectionMs: Math.ceil(leaseMs / 3) + 250,
+    // A dead holder's marker turns stale leaseMs after its last heartbeat; waiters wake then.
+    abandonedReleaseMs: leaseMs + 250,
+  };
+}
+
+const noop = (): void => undefined;
+
+/**
+ * The file-system {@link LockBackend}: hardened mkdir-style lock directories with an mtime
+ * heartbeat (see lock-directory.ts), gates and holder markers for RW locks and semaphores
+ * (gated-locks.ts), an on-disk fencing counter, and `fs.watch` wake-ups.
+ */
+export class FileLockBackend implements LockBackend<FileGrant> {
+  readonly backend = 'file';
+  readonly capabilities: Capabilities;
+  readonly pollIntervalMs: number;
+  readonly options: ResolvedFileOptions;
+  readonly #context: FileLockContext;
+  readonly #watchers = new DirectoryWatchers();
+  readonly #waits = new Map<LockRequest, WaitState>();
+  readonly #paths = new WeakMap<LockRequest, KeyPaths>();
+  readonly #work = new Set<Promise<unknown>>();
+  readonly #leaseEnds = new WeakMap<FileGrant, number>();
+  /** Grants handed out and not yet released (released synchronously at process exit). */
+  readonly #held = new Set<FileGrant>();
+  readonly #stopExitCleanup: () => void;
+  readonly #parked = new ParkedGates((request, gate) => this.#releaseGate(request, gate));
+  #ready: Promise<void> | undefined;
+
+  constructor(options: ResolvedFileOptions) {
+    this.options = options;
+    this.capabilities = fileCapabilities(options.leaseMs);
+    this.pollIntervalMs = options.pollIntervalMs;
+    const fs = fileOpsFor(options.io);
+    this.#context = {
+      fs,
+      pool: new SparePool(fs, childPath(options.directory, SPARES_DIR)),
+      staleness: new Staleness(options.leaseMs),
+      counters: new FencingCounters(fs),
+    };
+    this.#stopExitCleanup = onProcessExit(() => this.#exitSync());
+  }
+
+  tryAcquire(request: LockRequest, wait: WaitContext): Promise<FileGrant | null> {
+    const state = this.#waits.get(request);
+    const attempt = this.#attempt(request, wait, state);
+    if (state) state.busy = attempt;
+    return this.#track(attempt);
+  }
+
+  watch(request: LockRequest): ReleaseWatch {
+    const paths = this.#pathsOf(request);
+    const state: WaitState = {
+      paths,
+      pendingGate: this.#parked.adopt(request),
+      busy: Promise.resolve(),
+      watch: new FileReleaseWatch(this.#watchers, paths.keyDir, () => this.#endWait(request)),
+    };
+    this.#waits.set(request, state);
+    return state.watch;
+  }
+
+  release(_request: LockRequest, grant: FileGrant): Promise<boolean> {
+    this.#held.delete(grant);
+    return grant.lockDir === undefined
+      ? claimMarker(this.#context, grant.marker)
+      : releaseLockDir(this.#context, grant.lockDir, grant.marker);
+  }
+
+  async extend(_request: LockRequest, grant: FileGrant): Promise<number | false> {
+    const touchedAt = now();
+    // Past the lease (this process stalled), a contender may be claiming the marker right
+    // now: refreshing it would only hide that. The lock is lost.
+    if (touchedAt >= (this.#leaseEnds.get(grant) ?? Number.POSITIVE_INFINITY)) return false;
+    if (!(await touchMarker(this.#context, grant.marker))) return false;
+    const validUntil = this.#validUntil(touchedAt);
+    this.#leaseEnds.set(grant, validUntil);
+    return validUntil;
+  }
+
+  async close(): Promise<void> {
+    this.#parked.releaseAll();
+    for (const state of [...this.#waits.values()]) state.watch.close();
+    while (this.#work.size > 0) await Promise.all(this.#work);
+    this.#watchers.closeAll();
+    await this.#context.counters.close();
+    await this.#context.pool.clear();
+    // Tidy the spares directory if no other provider uses it (never fails the close).
+    await this.#context.fs.rmdir(this.#context.pool.sparesDir).catch(noop);
+    this.#stopExitCleanup();
+  }
+
+  /** At process exit: release what is still held, remove our spare directories. */
+  #exitSync(): void {
+    for (const grant of this.#held) releaseSync(grant.marker, grant.lockDir);
+    for (const path of this.#context.pool.keptPaths()) removeSync(path);
+  }
+
+  /** Open `fs.watch` handles (for tests). */
+  get openWatchers(): number {
+    return this.#watchers.size;
+  }
+
+  async #attempt(
+    request: LockRequest,
+    wait: WaitContext,
+    state: WaitState | undefined,
+  ): Promise<FileGrant | null> {
+    await this.#ensureReady();
+    const context = this.#context;
+    const paths = this.#pathsOf(request);
+    let outcome: Attempt;
+    switch (request.kind) {
+      case 'mutex':
+        outcome = await tryMutex(context, paths);
+        break;
+      case 'read':
+        outcome = await tryReader(context, paths);
+        break;
+      case 'semaphore':
+        outcome = await trySemaphore(context, paths, request.maxCount);
+        break;
+      case 'write': {
+        const pending = state?.pendingGate;
+        if (state) state.pendingGate = undefined;
+        // Keep the gate between attempts whenever core will come back: new readers must
+        // queue behind a waiting writer.
+        const willWait =
+          !wait.signal.aborted &&
+          (state ? !state.watch.closed : wait.deadline - now() > 50) &&
+          wait.deadline !== Number.NEGATIVE_INFINITY;
+        outcome = await tryWriter(context, paths, pending, willWait);
+        if (outcome.pendingGate !== undefined) {
+          this.#keepGate(request, state, outcome.pendingGate, wait.signal);
+        }
+        break;
+      }
+    }
+    if (outcome.granted) {
+      const { granted } = outcome;
+      const grant: FileGrant = {
+        fencingToken: granted.fencingToken,
+        marker: granted.marker,
+        lockDir: granted.lockDir,
+        lease: {
+          durationMs: this.options.leaseMs,
+          validUntil: this.#validUntil(granted.touchedAt),
+          autoExtend: this.options.autoExtend,
+        },
+      };
+      this.#leaseEnds.set(grant, grant.lease!.validUntil);
+      this.#held.add(grant);
+      return grant;
+    }
+    state?.watch.wakeAtWall(outcome.retryAtWall);
+    return null;
+  }
+
+  /** Stores a writer's pending gate until the next attempt (or parks it until the watch). */
+  #keepGate(
+    request: LockRequest,
+    state: WaitState | undefined,
+    gate: string,
+    signal: AbortSignal,
+  ): void {
+    if (!state) {
+      this.#parked.park(request, gate, signal);
+    } else if (!state.watch.closed) {
+      state.pendingGate = gate;
+    } else {
+      this.#releaseGate(request, gate);
+      return;
+    }
+    // Come back before the gate's heartbeat goes stale (each attempt refreshes it).
+    state?.watch.wakeAt(now() + this.options.leaseMs / 4);
+  }
+
+  #releaseGate(request: LockRequest, gate: string): void {
+    const { lockDir } = this.#pathsOf(request);
+    this.#track(releaseLockDir(this.#context, lockDir, gate).catch(() => false));
+  }
+
+  /** The wait ended (granted, timed out, aborted, closed): give back a writer's pending gate. */
+  #endWait(request: LockRequest): void {
+    const state = this.#waits.get(request);
+    if (!state) return;
+    this.#waits.delete(request);
+    const cleanup = state.busy.then(noop, noop).then(() => {
+      const gate = state.pendingGate;
+      state.pendingGate = undefined;
+      if (gate !== undefined) this.#releaseGate(request, gate);
+    });
+    this.#track(cleanup);
+  }
+
+  #validUntil(touchedAt: number): number {
+    const { leaseMs } = this.options;
+    return touchedAt + leaseMs - Math.min(1000, leaseMs / 10);
+  }
+
+  #pathsOf(request: LockRequest): KeyPaths {
+    let paths = this.#paths.get(request);
+    if (!paths) {
+      paths = keyPaths(this.options.directory, request.namespace, request.kind, request.name);
+      this.#paths.set(request, paths);
+    }
+    return paths;
+  }
+
+  #track<T>(work: Promise<T>): Promise<T> {
+    const settled = work.then(noop, noop);
+    this.#work.add(settled);
+    void settled.then(() => this.#work.delete(settled));
+    return work;
+  }
+
+  #ensureReady(): Promise<void> {
+    this.#ready ??= prepareDirectory(this.#context).catch((error: unknown) => {
+      this.#ready = undefined;
+      throw error;
+    });
+    return this.#ready;
+  }
+}

@@ -1,0 +1,137 @@
+/**
+ * The handful of file-system calls the lock algorithms use, in two flavours with one
+ * promise-returning shape: `sync` runs each call synchronously (a local metadata call takes a
+ * few microseconds, less than a thread-pool round trip) and `async` goes through libuv's
+ * thread pool (for network file systems, where one call can stall for seconds).
+ *
+ * @module
+ */
+import * as fs from 'node:fs';
+import { BackendUnavailableError } from '@lockkit/core';
+
+/** How file-system calls are made. */
+export type FileIo = 'sync' | 'async';
+
+/** The calls the lock algorithms need. Every path is absolute. */
+export interface FileOps {
+  /** Creates one directory (EEXIST if it exists). */
+  mkdir(path: string): Promise<void>;
+  /** Creates a directory and its missing parents (no error if it exists). */
+  mkdirp(path: string): Promise<void>;
+  /** Removes an EMPTY directory (ENOTEMPTY otherwise): the only conditional delete POSIX has. */
+  rmdir(path: string): Promise<void>;
+  /** Atomic rename; onto an existing directory only if that directory is empty. */
+  rename(from: string, to: string): Promise<void>;
+  /** Sets atime and mtime to `epochMs`. */
+  touch(path: string, epochMs: number): Promise<void>;
+  /** mtime in epoch ms. */
+  mtimeMs(path: string): Promise<number>;
+  readdir(path: string): Promise<string[]>;
+  /** Opens (creating if missing) a small file for reading and writing; resolves the fd. */
+  openFile(path: string): Promise<number>;
+  /** Reads up to 64 bytes at offset 0 (latin1). */
+  readHead(fd: number): Promise<string>;
+  /** Writes `content` at offset 0 with ONE write call. */
+  writeHead(fd: number, content: string): Promise<void>;
+  closeFile(fd: number): Promise<void>;
+  /** True if the open file has been deleted (no name links to it any more). */
+  isUnlinked(fd: number): Promise<boolean>;
+  /** rm -rf (cleanup only). */
+  removeTree(path: string): Promise<void>;
+}
+
+/** The error code of a Node.js system error, if any. */
+export function errorCode(error: unknown): string | undefined {
+  if (typeof error === 'object' && error !== null && 'code' in error) {
+    const code = (error as { code?: unknown }).code;
+    return typeof code === 'string' ? code : undefined;
+  }
+  return undefined;
+}
+
+/** ENOENT: the path (or a parent) does not exist. */
+export function isMissing(error: unknown): boolean {
+  return errorCode(error) === 'ENOENT';
+}
+
+/** The target directory exists and is not empty (Linux says ENOTEMPTY, POSIX allows EEXIST). */
+export function isOccupied(error: unknown): boolean {
+  const code = errorCode(error);
+  return code === 'ENOTEMPTY' || code === 'EEXIST';
+}
+
+/** Wraps an unexpected file-system error as a BackendUnavailableError (cause kept). */
+export function unavailable(what: string, error: unknown): BackendUnavailableError {
+  if (BackendUnavailableError.isInstance(error)) return error;
+  const code = errorCode(error);
+  return new BackendUnavailableError(
+    `File lock backend: ${what} failed${code ? ` (${code})` : ''}`,
+    { cause: error },
+  );
+}
+
+const head = Buffer.alloc(64);
+const openFlags = fs.constants.O_RDWR | fs.constants.O_CREAT;
+
+function settle<T>(call: () => T): Promise<T> {
+  try {
+    return Promise.resolve(call());
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/** Synchronous calls wrapped in settled promises. */
+export const syncFileOps: FileOps = {
+  mkdir: (path) => settle(() => fs.mkdirSync(path)),
+  mkdirp: (path) => settle(() => void fs.mkdirSync(path, { recursive: true })),
+  rmdir: (path) => settle(() => fs.rmdirSync(path)),
+  rename: (from, to) => settle(() => fs.renameSync(from, to)),
+  touch: (path, epochMs) => settle(() => fs.utimesSync(path, epochMs / 1000, epochMs / 1000)),
+  mtimeMs: (path) => settle(() => fs.statSync(path).mtimeMs),
+  readdir: (path) => settle(() => fs.readdirSync(path)),
+  openFile: (path) => settle(() => fs.openSync(path, openFlags, 0o644)),
+  readHead: (fd) =>
+    settle(() => head.toString('latin1', 0, fs.readSync(fd, head, 0, head.length, 0))),
+  writeHead: (fd, content) => settle(() => void fs.writeSync(fd, content, 0, 'latin1')),
+  closeFile: (fd) => settle(() => fs.closeSync(fd)),
+  isUnlinked: (fd) => settle(() => fs.fstatSync(fd).nlink === 0),
+  removeTree: (path) => settle(() => fs.rmSync(path, { recursive: true, force: true })),
+};
+
+function call<T>(start: (done: (error: Error | null, value?: T) => void) => void): Promise<T> {
+  return new Promise((resolve, reject) => {
+    start((error, value) => (error ? reject(error) : resolve(value as T)));
+  });
+}
+
+/** Thread-pool calls (callback API: cheaper than `fs/promises`). */
+export const asyncFileOps: FileOps = {
+  mkdir: (path) => call<void>((done) => fs.mkdir(path, (error) => done(error))),
+  mkdirp: (path) => call<void>((done) => fs.mkdir(path, { recursive: true }, (e) => done(e))),
+  rmdir: (path) => call<void>((done) => fs.rmdir(path, done)),
+  rename: (from, to) => call<void>((done) => fs.rename(from, to, done)),
+  touch: (path, epochMs) =>
+    call<void>((done) => fs.utimes(path, epochMs / 1000, epochMs / 1000, done)),
+  mtimeMs: (path) => call<fs.Stats>((done) => fs.stat(path, done)).then((stats) => stats.mtimeMs),
+  readdir: (path) => call<string[]>((done) => fs.readdir(path, done)),
+  openFile: (path) => call<number>((done) => fs.open(path, openFlags, 0o644, done)),
+  readHead: (fd) => {
+    const buffer = Buffer.alloc(64);
+    return call<number>((done) => fs.read(fd, buffer, 0, buffer.length, 0, done)).then((length) =>
+      buffer.toString('latin1', 0, length),
+    );
+  },
+  writeHead: (fd, content) =>
+    call<number>((done) => fs.write(fd, content, 0, 'latin1', done)).then(() => undefined),
+  closeFile: (fd) => call<void>((done) => fs.close(fd, done)),
+  isUnlinked: (fd) =>
+    call<fs.Stats>((done) => fs.fstat(fd, done)).then((stats) => stats.nlink === 0),
+  removeTree: (path) =>
+    call<void>((done) => fs.rm(path, { recursive: true, force: true }, (e) => done(e))),
+};
+
+/** The FileOps for an `io` mode. */
+export function fileOpsFor(io: FileIo): FileOps {
+  return io === 'sync' ? syncFileOps : asyncFileOps;
+}
