@@ -1,0 +1,18 @@
+export { attachServer } from './attach-server.js';
+export { environmentVariables } from './environment-overrides.js';
+export { type DebianPackage, MissingServerBinaryError } from './executables.js';
+export { findFreePort } from './free-port.js';
+export {
+  type LockkitServers,
+  type ServerRequest,
+  type StartedServers,
+  setupServers,
+  startServers,
+} from './global-setup.js';
+export { type MariaDbServerOptions, startMariaDb } from './mariadb-server.js';
+export { type PostgresServerOptions, startPostgres } from './postgres-server.js';
+export { ServerStartError } from './readiness.js';
+export { type RedisServerOptions, startRedisServer, startRedisServers } from './redis-server.js';
+export type { ServerHandle, ServerInfo, ServerKind } from './server-handle.js';
+export type { ServerStartOptions } from './start-options.js';
+export { startZooKeeper, type ZooKeeperServerOptions } from './zookeeper-server.js';

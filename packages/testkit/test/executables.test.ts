@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest';
+import { findExecutable, findFile } from '../src/executables.js';
+import { MissingServerBinaryError } from '../src/index.js';
+
+describe('a missing server binary', () => {
+  it('is an error naming the Debian package and the install script', () => {
+    const find = (): string =>
+      findExecutable(['lockkit-no-such-server'], 'mariadb-server', ['/nonexistent']);
+    expect(find).toThrow(MissingServerBinaryError);
+    expect(find).toThrow(/"mariadb-server".*apt-get install -y mariadb-server/);
+    expect(find).toThrow(/bash scripts\/install-system-deps\.sh/);
+  });
+
+  it('covers files too (the ZooKeeper jar)', () => {
+    expect(() => findFile(['/nonexistent/zookeeper.jar'], 'zookeeper')).toThrow(
+      /Install the Debian package "zookeeper"/,
+    );
+  });
+
+  it('is not raised for the installed servers', () => {
+    expect(findExecutable(['redis-server'], 'redis-server')).toMatch(/redis-server$/);
+  });
+});

@@ -1,0 +1,14 @@
+import { defineConfig, type ViteUserConfig } from 'vitest/config';
+
+const config: ViteUserConfig = defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    globalSetup: ['test/global-setup.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    // The test files mostly wait on servers: run them all at once even on 2 cores.
+    maxWorkers: 6,
+  },
+});
+
+export default config;
