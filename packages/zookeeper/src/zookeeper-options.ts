@@ -1,0 +1,217 @@
+import { InvalidArgumentError, type LockProviderOptions, MAX_TIMEOUT_MS } from '@lockkit/core';
+import type { ZooKeeperAcl, ZooKeeperClient } from './zookeeper-client.js';
+
+/** Credentials for `addAuthInfo`, e.g. `{ scheme: 'digest', auth: 'user:password' }`. */
+export interface ZooKeeperAuth {
+  readonly scheme: string;
+  readonly auth: string | Uint8Array;
+}
+
+/** Options of {@link createZooKeeperLockProvider}. Give `connectionString` or `client`. */
+export interface ZooKeeperLockProviderOptions extends LockProviderOptions {
+  /**
+   * Servers to connect to: `host:port[,host:port…][/chroot]`, optionally written as a URL
+   * `zookeeper://host:port[,host:port…][/chroot]`. The provider owns the client it creates,
+   * closes it on `close()` and replaces it after a session expiry.
+   * @defaultValue undefined (then `client` is required)
+   */
+  readonly connectionString?: string | undefined;
+  /**
+   * A `node-zookeeper-client` client you created (connected or not; lockkit calls `connect()`
+   * only on clients it creates). Never closed by lockkit. Create it with `retries: 0`: its
+   * blind re-send of a create can leave duplicate lock nodes. An injected client cannot be
+   * replaced after its session expired: acquires then fail with `BackendUnavailableError`.
+   * @defaultValue undefined (then `connectionString` is required)
+   */
+  readonly client?: ZooKeeperClient | undefined;
+  /**
+   * Node under which every lock's parent node lives.
+   * @defaultValue '/lockkit'
+   */
+  readonly basePath?: string | undefined;
+  /**
+   * Do not create `basePath` (it exists, e.g. provisioned with a restrictive ACL). Lock parent
+   * nodes below it are still created on demand and removed when empty.
+   * @defaultValue false
+   */
+  readonly assumePathExists?: boolean | undefined;
+  /**
+   * Session timeout to ask for, in ms (the server clamps it to [2, 20] × its tickTime). Bounds
+   * how long a dead holder blocks others and how long a partitioned holder keeps believing it
+   * holds the lock.
+   * @defaultValue 10000
+   */
+  readonly sessionTimeoutMs?: number | undefined;
+  /**
+   * Deadline of each request to ZooKeeper, in ms; a request without a reply by then fails
+   * with `BackendUnavailableError`.
+   * @defaultValue `sessionTimeoutMs`
+   */
+  readonly operationTimeoutMs?: number | undefined;
+  /**
+   * Upper bound of the random pause between reconnect rounds, in ms (client option `spinDelay`).
+   * @defaultValue 200
+   */
+  readonly spinDelayMs?: number | undefined;
+  /**
+   * How long, in ms, a lock's parent node that releases left empty is kept before it is
+   * removed (so a lock taken in a loop does not delete and re-create its parent each time).
+   * `0` removes it together with the last release. `close()` removes pending ones at once.
+   * @defaultValue 1000
+   */
+  readonly parentCleanupDelayMs?: number | undefined;
+  /**
+   * ACL of the nodes lockkit creates (base path, lock parents, lock nodes), as
+   * `node-zookeeper-client` ACL objects.
+   * @defaultValue `ACL.OPEN_ACL_UNSAFE` (world: all)
+   */
+  readonly acl?: readonly ZooKeeperAcl[] | undefined;
+  /**
+   * Credentials added to clients lockkit creates (`addAuthInfo`). With an injected `client`,
+   * add them to your client instead.
+   * @defaultValue []
+   */
+  readonly auth?: readonly ZooKeeperAuth[] | undefined;
+}
+
+/** Options after validation and defaults. */
+export interface ResolvedZooKeeperOptions {
+  readonly namespace: string;
+  readonly connectionString: string | undefined;
+  readonly client: ZooKeeperClient | undefined;
+  readonly basePath: string;
+  readonly assumePathExists: boolean;
+  readonly sessionTimeoutMs: number;
+  readonly operationTimeoutMs: number;
+  readonly spinDelayMs: number;
+  readonly parentCleanupDelayMs: number;
+  readonly acl: readonly ZooKeeperAcl[] | undefined;
+  readonly auth: readonly { readonly scheme: string; readonly auth: Buffer }[];
+}
+
+const known = new Set([
+  'namespace',
+  'connectionString',
+  'client',
+  'basePath',
+  'assumePathExists',
+  'sessionTimeoutMs',
+  'operationTimeoutMs',
+  'spinDelayMs',
+  'parentCleanupDelayMs',
+  'acl',
+  'auth',
+]);
+
+/** Validates `options` (before any I/O) and fills in defaults. */
+export function resolveOptions(options: ZooKeeperLockProviderOptions): ResolvedZooKeeperOptions {
+  if (typeof options !== 'object' || options === null) {
+    throw new InvalidArgumentError('options must be an object');
+  }
+  for (const key of Object.keys(options)) {
+    if (!known.has(key)) throw new InvalidArgumentError(`unknown option "${key}"`);
+  }
+  const { connectionString, client } = options;
+  if ((connectionString === undefined) === (client === undefined)) {
+    throw new InvalidArgumentError('give exactly one of connectionString and client');
+  }
+  if (client !== undefined && (typeof client !== 'object' || typeof client.create !== 'function')) {
+    throw new InvalidArgumentError('client must be a node-zookeeper-client Client');
+  }
+  const namespace = options.namespace ?? '';
+  if (typeof namespace !== 'string') throw new InvalidArgumentError('namespace must be a string');
+  const sessionTimeoutMs = duration('sessionTimeoutMs', options.sessionTimeoutMs, 10_000, 100);
+  const auth = (options.auth ?? []).map((entry) => credentials(entry));
+  if (client !== undefined && auth.length > 0) {
+    throw new InvalidArgumentError(
+      'auth applies to clients lockkit creates; add it to your client',
+    );
+  }
+  const assumePathExists = options.assumePathExists ?? false;
+  if (typeof assumePathExists !== 'boolean') {
+    throw new InvalidArgumentError('assumePathExists must be a boolean');
+  }
+  const acl = options.acl;
+  if (acl !== undefined && (!Array.isArray(acl) || acl.length === 0)) {
+    throw new InvalidArgumentError('acl must be a non-empty array of ACL entries');
+  }
+  return Object.freeze({
+    namespace,
+    connectionString: connectionString === undefined ? undefined : servers(connectionString),
+    client,
+    basePath: basePath(options.basePath ?? '/lockkit'),
+    assumePathExists,
+    sessionTimeoutMs,
+    operationTimeoutMs: duration(
+      'operationTimeoutMs',
+      options.operationTimeoutMs,
+      sessionTimeoutMs,
+      1,
+    ),
+    spinDelayMs: duration('spinDelayMs', options.spinDelayMs, 200, 0),
+    parentCleanupDelayMs: duration('parentCleanupDelayMs', options.parentCleanupDelayMs, 1000, 0),
+    acl: acl === undefined ? undefined : Object.freeze([...acl]),
+    auth: Object.freeze(auth),
+  });
+}
+
+function duration(name: string, value: unknown, fallback: number, min: number): number {
+  if (value === undefined) return fallback;
+  if (
+    typeof value !== 'number' ||
+    !Number.isInteger(value) ||
+    value < min ||
+    value > MAX_TIMEOUT_MS
+  ) {
+    throw new InvalidArgumentError(`${name} must be an integer in [${min}, ${MAX_TIMEOUT_MS}] ms`);
+  }
+  return value;
+}
+
+function servers(value: unknown): string {
+  if (typeof value !== 'string')
+    throw new InvalidArgumentError('connectionString must be a string');
+  const stripped = value.replace(/^(zookeeper|zk):\/\//i, '');
+  const [hosts = '', ...chroot] = stripped.split('/');
+  const valid = hosts.split(',').every((host) => /^[^\s:,]+:\d{1,5}$/.test(host));
+  if (!valid || (chroot.length > 0 && chroot.some((part) => part === ''))) {
+    throw new InvalidArgumentError(
+      `connectionString must look like "host:port[,host:port][/chroot]", got ${JSON.stringify(value)}`,
+    );
+  }
+  return stripped;
+}
+
+function basePath(value: unknown): string {
+  if (typeof value !== 'string') throw new InvalidArgumentError('basePath must be a string');
+  if (value === '/') return value;
+  const parts = value.split('/');
+  const valid =
+    parts[0] === '' &&
+    parts.length > 1 &&
+    parts
+      .slice(1)
+      .every((part) => part !== '' && part !== '.' && part !== '..' && !part.includes('\0'));
+  if (!valid) {
+    throw new InvalidArgumentError(
+      `basePath must be an absolute ZooKeeper path without a trailing "/", got ${JSON.stringify(value)}`,
+    );
+  }
+  return value;
+}
+
+function credentials(entry: ZooKeeperAuth): { scheme: string; auth: Buffer } {
+  if (
+    typeof entry !== 'object' ||
+    entry === null ||
+    typeof entry.scheme !== 'string' ||
+    !entry.scheme
+  ) {
+    throw new InvalidArgumentError('each auth entry needs a non-empty scheme');
+  }
+  if (typeof entry.auth === 'string')
+    return { scheme: entry.scheme, auth: Buffer.from(entry.auth) };
+  if (entry.auth instanceof Uint8Array)
+    return { scheme: entry.scheme, auth: Buffer.from(entry.auth) };
+  throw new InvalidArgumentError('auth must be a string or bytes');
+}
