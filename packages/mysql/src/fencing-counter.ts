@@ -1,0 +1,156 @@
+import type { LockConnection, SqlValue } from './lock-connection.js';
+import { ER_NO_SUCH_TABLE, ER_UNKNOWN_SEQUENCES, errnoOf } from './mysql-errors.js';
+
+/** Where fencing tokens come from. */
+export interface FencingCounter {
+  /**
+   * One statement that evaluates `condition` (SQL, typically a `GET_LOCK`) once and, only if
+   * it is 1, draws a token: the grant and its token arrive together. Resolves the token, or
+   * undefined when the condition was not 1.
+   */
+  acquireAndCount(
+    connection: LockConnection,
+    base: string,
+    condition: string,
+    values: readonly SqlValue[],
+  ): Promise<bigint | undefined>;
+  /** Draws a token for `base` (after a grant made by another statement). */
+  next(connection: LockConnection, base: string): Promise<bigint>;
+}
+
+interface InsertResult {
+  readonly affectedRows: number;
+  readonly insertId: number;
+}
+
+function quoted(name: string): string {
+  return name
+    .split('.')
+    .map((part) => `\`${part}\``)
+    .join('.');
+}
+
+/**
+ * Runs `statement`; if the counter object does not exist yet (the server reports that before
+ * evaluating anything, so no GET_LOCK ran), creates it once and runs `statement` again.
+ */
+class OnDemand {
+  readonly #missing: number;
+  readonly #ddl: string;
+  #creating: Promise<void> | undefined;
+
+  constructor(missing: number, ddl: string) {
+    this.#missing = missing;
+    this.#ddl = ddl;
+  }
+
+  async run<T>(connection: LockConnection, statement: () => Promise<T>): Promise<T> {
+    try {
+      return await statement();
+    } catch (error) {
+      if (errnoOf(error) !== this.#missing) throw error;
+    }
+    this.#creating ??= connection
+      .query(this.#ddl)
+      .then(() => undefined)
+      .finally(() => {
+        this.#creating = undefined;
+      });
+    await this.#creating;
+    return statement();
+  }
+}
+
+/**
+ * The default: a counter table, one row per lock base, bumped by
+ * `INSERT … ON DUPLICATE KEY UPDATE t = LAST_INSERT_ID(t + 1)` and never deleted. Tokens count
+ * 1, 2, 3, … per lock, across holders, releases, kills and server restarts (the row is as
+ * durable as the server's InnoDB commits). Works on MySQL and MariaDB; costs a write per grant.
+ */
+export class FencingTable implements FencingCounter {
+  readonly #table: string;
+  readonly #onDemand: OnDemand;
+
+  constructor(table: string) {
+    this.#table = quoted(table);
+    this.#onDemand = new OnDemand(
+      ER_NO_SUCH_TABLE,
+      `CREATE TABLE IF NOT EXISTS ${this.#table} (` +
+        'k VARBINARY(64) NOT NULL PRIMARY KEY, t BIGINT UNSIGNED NOT NULL) ENGINE=InnoDB',
+    );
+  }
+
+  async acquireAndCount(
+    connection: LockConnection,
+    base: string,
+    condition: string,
+    values: readonly SqlValue[],
+  ): Promise<bigint | undefined> {
+    const sql =
+      `INSERT INTO ${this.#table} (k, t) SELECT ?, LAST_INSERT_ID(1) FROM DUAL WHERE (${condition}) = 1 ` +
+      'ON DUPLICATE KEY UPDATE t = LAST_INSERT_ID(t + 1)';
+    const result = await this.#onDemand.run(connection, () =>
+      connection.query<InsertResult>(sql, [base, ...values]),
+    );
+    return result.affectedRows > 0 ? tokenOf(result.insertId) : undefined;
+  }
+
+  async next(connection: LockConnection, base: string): Promise<bigint> {
+    const sql =
+      `INSERT INTO ${this.#table} (k, t) VALUES (?, LAST_INSERT_ID(1)) ` +
+      'ON DUPLICATE KEY UPDATE t = LAST_INSERT_ID(t + 1)';
+    const result = await this.#onDemand.run(connection, () =>
+      connection.query<InsertResult>(sql, [base]),
+    );
+    return tokenOf(result.insertId);
+  }
+}
+
+/**
+ * MariaDB only: one `SEQUENCE` (cached, so most draws write nothing) shared by every lock.
+ * Tokens strictly increase per lock (they increase globally) across restarts, since a restart
+ * skips the rest of the cached block; they are not consecutive per lock.
+ */
+export class FencingSequence implements FencingCounter {
+  readonly #sequence: string;
+  readonly #onDemand: OnDemand;
+
+  constructor(sequence: string) {
+    this.#sequence = quoted(sequence);
+    this.#onDemand = new OnDemand(
+      ER_UNKNOWN_SEQUENCES,
+      `CREATE SEQUENCE IF NOT EXISTS ${this.#sequence} CACHE 1000`,
+    );
+  }
+
+  async acquireAndCount(
+    connection: LockConnection,
+    _base: string,
+    condition: string,
+    values: readonly SqlValue[],
+  ): Promise<bigint | undefined> {
+    const rows = await this.#onDemand.run(connection, () =>
+      connection.query<{ token: number | string | null }[]>(
+        `SELECT IF((${condition}) = 1, NEXTVAL(${this.#sequence}), NULL) AS token`,
+        values,
+      ),
+    );
+    const token = rows[0]?.token;
+    return token == null ? undefined : tokenOf(token);
+  }
+
+  async next(connection: LockConnection): Promise<bigint> {
+    const rows = await this.#onDemand.run(connection, () =>
+      connection.query<{ token: number | string }[]>(`SELECT NEXTVAL(${this.#sequence}) AS token`),
+    );
+    return tokenOf(rows[0]?.token ?? 0);
+  }
+}
+
+function tokenOf(value: number | string): bigint {
+  const token = BigInt(value);
+  if (token <= 0n || (typeof value === 'number' && !Number.isSafeInteger(value))) {
+    throw new RangeError(`Fencing counter out of range (${value})`);
+  }
+  return token;
+}

@@ -1,0 +1,270 @@
+import { now } from '@lockkit/core';
+import type { Connection } from 'mysql2';
+import { isInterrupted } from './mysql-errors.js';
+
+/** Where connections come from and go back to (own connections or an injected pool). */
+export interface ConnectionSource {
+  open(): Promise<Connection>;
+  /** Ends an own connection / hands a borrowed one back (`healthy`) or destroys it. */
+  dispose(raw: Connection, healthy: boolean): Promise<void>;
+}
+
+/** Keepalive settings of a lock connection. */
+export interface KeepaliveSettings {
+  readonly intervalMs: number;
+  readonly timeoutMs: number;
+}
+
+/** A value bound to a `?` placeholder. */
+export type SqlValue = string | number;
+
+/** An attempt in flight on a session; the next attempt on the same lock waits for `ended`. */
+export interface Turn {
+  readonly ended: Promise<void>;
+  end(): void;
+}
+
+/** A new {@link Turn}. */
+export function turn(): Turn {
+  let end: () => void = () => undefined;
+  const ended = new Promise<void>((resolve) => {
+    end = resolve;
+  });
+  return { ended, end };
+}
+
+type LoseListener = (reason: string, cause?: unknown) => void;
+
+/**
+ * One server session used for locks. Tracks what it holds (so the same session never takes
+ * a lock twice: GET_LOCK would stack), whether it is busy with a blocking wait, and its
+ * health: an `error`/`end` event, a keepalive that misses its deadline, or a changed
+ * `CONNECTION_ID()` marks it lost and tells every grant on it.
+ */
+export class LockConnection {
+  /** `CONNECTION_ID()` of the session (the id `KILL` takes). */
+  readonly id: number;
+  /** MariaDB (has `KILL QUERY ID`) rather than MySQL. */
+  readonly mariadb: boolean;
+  /** Keys held by grants on this session (each at most once). */
+  readonly held: Set<string> = new Set();
+  /** Lock bases with an attempt in flight on this session. */
+  readonly busyBases: Map<string, Turn> = new Map();
+  /** True while a blocking wait runs (nothing else may be queued behind it). */
+  waiting = false;
+  /** Operations that may end up holding a lock on this session. */
+  pending = 0;
+  readonly #raw: Connection;
+  readonly #keepalive: KeepaliveSettings;
+  readonly #listeners = new Set<LoseListener>();
+  readonly #onGone: (connection: LockConnection) => void;
+  #lost: { reason: string; cause: unknown } | undefined;
+  #closing = false;
+  #timer: NodeJS.Timeout | undefined;
+  #check: NodeJS.Timeout | undefined;
+  #pinging = false;
+  /** Statements sent or queued on the session, and since when the oldest has been running. */
+  #queued = 0;
+  #headSince = 0;
+  readonly #abandon = new Set<(error: Error) => void>();
+
+  private constructor(
+    raw: Connection,
+    session: { readonly id: number; readonly version: string },
+    keepalive: KeepaliveSettings,
+    onGone: (connection: LockConnection) => void,
+  ) {
+    this.#raw = raw;
+    this.id = session.id;
+    this.mariadb = /mariadb/i.test(session.version);
+    this.#keepalive = keepalive;
+    this.#onGone = onGone;
+    raw.on('error', this.#onError);
+    raw.on('end', this.#onEnd);
+  }
+
+  /** Opens a session and sets it up (`wait_timeout`, reads `CONNECTION_ID()`). */
+  static async open(
+    source: ConnectionSource,
+    sessionTimeoutSeconds: number,
+    keepalive: KeepaliveSettings,
+    onGone: (connection: LockConnection) => void,
+  ): Promise<LockConnection> {
+    const raw = await source.open();
+    try {
+      await run(raw, 'SET SESSION wait_timeout = ?', [sessionTimeoutSeconds]);
+      const rows = await run<{ id: number | string; version: string }[]>(
+        raw,
+        'SELECT CONNECTION_ID() AS id, VERSION() AS version',
+      );
+      const session = { id: Number(rows[0]?.id), version: String(rows[0]?.version) };
+      return new LockConnection(raw, session, keepalive, onGone);
+    } catch (error) {
+      await source.dispose(raw, false).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** The session is gone (or no longer trusted). */
+  get lost(): boolean {
+    return this.#lost !== undefined;
+  }
+
+  /** No grant, wait or attempt uses the session. */
+  get idle(): boolean {
+    return this.held.size === 0 && !this.waiting && this.pending === 0 && !this.lost;
+  }
+
+  /** Runs one statement. A fatal error marks the session lost. */
+  async query<T>(sql: string, values?: readonly SqlValue[]): Promise<T> {
+    if (this.#lost) throw this.#lostError();
+    if (this.#queued++ === 0) this.#headSince = now();
+    let fail: (error: Error) => void = () => undefined;
+    try {
+      // mysql2 may never answer a statement queued on a socket the server just closed:
+      // losing the session fails every statement still in flight.
+      const abandoned = new Promise<never>((_, reject) => {
+        fail = reject;
+      });
+      this.#abandon.add(fail);
+      return await Promise.race([run<T>(this.#raw, sql, values), abandoned]);
+    } catch (error) {
+      if ((error as { fatal?: boolean }).fatal) this.markLost('the MySQL connection failed', error);
+      throw error;
+    } finally {
+      this.#abandon.delete(fail);
+      this.#queued -= 1;
+      this.#headSince = now(); // statements run one at a time: the next one starts now
+    }
+  }
+
+  /** Records a key as held; starts the keepalive with the first one ever. */
+  hold(key: string): void {
+    this.held.add(key);
+    if (!this.#timer && !this.#lost) {
+      this.#timer = setInterval(() => this.#ping(), this.#keepalive.intervalMs);
+      this.#timer.unref();
+    }
+  }
+
+  /** Forgets a held key (the keepalive runs on until the session closes: it is cheap, and it
+   * keeps an idle session from being cut off by `wait_timeout`). */
+  unhold(key: string): void {
+    this.held.delete(key);
+  }
+
+  /** Calls `listener` once if the session is lost; returns the function that stops that. */
+  onLost(listener: LoseListener): () => void {
+    if (this.#lost) {
+      listener(this.#lost.reason, this.#lost.cause);
+      return () => undefined;
+    }
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Declares the session lost: destroys it and tells every listener (once). */
+  markLost(reason: string, cause?: unknown): void {
+    if (this.#lost) return;
+    this.#lost = { reason, cause };
+    this.#stopKeepalive();
+    this.#detach(true);
+    this.#raw.destroy();
+    for (const fail of [...this.#abandon]) fail(this.#lostError());
+    this.#onGone(this);
+    for (const listener of [...this.#listeners]) listener(reason, cause);
+    this.#listeners.clear();
+  }
+
+  /** Ends or hands back a healthy idle session; destroys one that is not. */
+  async close(source: ConnectionSource): Promise<void> {
+    if (this.#closing) return;
+    this.#closing = true;
+    this.#stopKeepalive();
+    const healthy = !this.#lost;
+    this.#detach(!healthy);
+    this.#lost ??= { reason: 'the connection was closed', cause: undefined };
+    await source.dispose(this.#raw, healthy);
+  }
+
+  #lostError(): Error {
+    return new Error(`MySQL connection ${this.id} is gone: ${this.#lost?.reason ?? ''}`, {
+      cause: this.#lost?.cause,
+    });
+  }
+
+  #ping(): void {
+    // A blocking wait answers when it is granted; the session holds nothing meanwhile.
+    if (this.#pinging || this.#lost || this.waiting) return;
+    if (this.#queued > 0) {
+      // Statements are in flight: their answers are the keepalive (a ping would only queue
+      // behind them). Lost if the one running takes longer than the deadline.
+      const left = this.#headSince + this.#keepalive.timeoutMs - now();
+      if (left <= 0) {
+        this.markLost(`no answer within ${this.#keepalive.timeoutMs} ms`);
+      } else if (!this.#check) {
+        this.#check = setTimeout(() => {
+          this.#check = undefined;
+          this.#ping();
+        }, left);
+        this.#check.unref();
+      }
+      return;
+    }
+    this.#pinging = true;
+    const timer = setTimeout(() => {
+      this.markLost(`no keepalive answer within ${this.#keepalive.timeoutMs} ms`);
+    }, this.#keepalive.timeoutMs);
+    timer.unref();
+    this.query<{ id: number | string }[]>('SELECT CONNECTION_ID() AS id').then(
+      (rows) => {
+        clearTimeout(timer);
+        this.#pinging = false;
+        const id = Number(rows[0]?.id);
+        if (id !== this.id) {
+          this.markLost(`the session changed (CONNECTION_ID ${this.id} → ${id}): a proxy?`);
+        }
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        this.#pinging = false;
+        // An interrupted statement is still an answer from this very session.
+        if (!isInterrupted(error)) this.markLost('the keepalive query failed', error);
+      },
+    );
+  }
+
+  #stopKeepalive(): void {
+    clearInterval(this.#timer);
+    clearTimeout(this.#check);
+    this.#timer = undefined;
+    this.#check = undefined;
+  }
+
+  #detach(destroying: boolean): void {
+    this.#raw.off('error', this.#onError);
+    this.#raw.off('end', this.#onEnd);
+    // A late socket error on a destroyed connection must not become an unhandled 'error'.
+    if (destroying) this.#raw.on('error', ignore);
+  }
+
+  readonly #onError = (error: unknown): void => {
+    if (!this.#closing) this.markLost('the MySQL connection failed', error);
+  };
+
+  readonly #onEnd = (): void => {
+    if (!this.#closing) this.markLost('the server closed the MySQL connection');
+  };
+}
+
+function ignore(): void {}
+
+/** Promise wrapper of the callback API. */
+function run<T>(raw: Connection, sql: string, values?: readonly SqlValue[]): Promise<T> {
+  return new Promise((resolve, reject) => {
+    raw.query(sql, values ? [...values] : [], (error, result) => {
+      if (error) reject(error);
+      else resolve(result as T);
+    });
+  });
+}

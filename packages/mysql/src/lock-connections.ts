@@ -1,0 +1,157 @@
+import { BackendUnavailableError } from '@lockkit/core';
+import {
+  type ConnectionSource,
+  type KeepaliveSettings,
+  LockConnection,
+  turn,
+} from './lock-connection.js';
+
+/** Sizing and session settings of {@link LockConnections}. */
+export interface LockConnectionSettings {
+  readonly sharedConnections: number;
+  readonly idleConnections: number;
+  readonly sessionTimeoutSeconds: number;
+  readonly keepalive: KeepaliveSettings;
+}
+
+/**
+ * The provider's sessions. Attempts and releases are multiplexed over a few shared
+ * sessions (never one that holds a key the attempt would take: `GET_LOCK` would stack on
+ * it); a blocking wait gets a session that holds nothing and runs nothing else, so it never
+ * delays someone's release.
+ */
+export class LockConnections {
+  readonly #source: ConnectionSource;
+  readonly #settings: LockConnectionSettings;
+  readonly #all = new Set<LockConnection>();
+  readonly #opening = new Set<Promise<LockConnection>>();
+  #closed = false;
+
+  constructor(source: ConnectionSource, settings: LockConnectionSettings) {
+    this.#source = source;
+    this.#settings = settings;
+  }
+
+  /** Open sessions (for tests and diagnostics). */
+  get size(): number {
+    return this.#all.size;
+  }
+
+  /** Server ids of the open sessions. */
+  get connectionIds(): number[] {
+    return [...this.#all].map((connection) => connection.id);
+  }
+
+  /**
+   * A session for a non-blocking attempt on `base` that holds none of `conflicts`. The
+   * session is marked busy with `base` until {@link done} is called.
+   */
+  async forAttempt(base: string, conflicts: readonly string[]): Promise<LockConnection> {
+    for (;;) {
+      let best: LockConnection | undefined;
+      let usable = 0;
+      const sameBase: Promise<void>[] = [];
+      for (const connection of this.#all) {
+        if (connection.waiting || connection.lost) continue;
+        usable += 1;
+        if (conflicts.some((key) => connection.held.has(key))) continue;
+        const busy = connection.busyBases.get(base);
+        if (busy) sameBase.push(busy.ended);
+        else if (!best || connection.pending < best.pending) best = connection;
+      }
+      const roomToGrow = usable + this.#opening.size < this.#settings.sharedConnections;
+      let connection: LockConnection;
+      if (best && (best.pending === 0 || !roomToGrow)) connection = best;
+      else if (roomToGrow) connection = await this.#open();
+      else if (sameBase.length > 0 || this.#opening.size > 0) {
+        // Attempts on one lock take turns per session (each must see what the previous one
+        // took); sessions on their way are shared rather than more opened.
+        await Promise.race([...sameBase, ...this.#opening]).catch(() => undefined);
+        continue;
+      } else connection = await this.#open();
+      connection.pending += 1;
+      connection.busyBases.set(base, turn());
+      return connection;
+    }
+  }
+
+  /** A session that holds nothing, marked as waiting until {@link done}. */
+  async forWait(): Promise<LockConnection> {
+    for (const connection of this.#all) {
+      if (connection.idle) {
+        connection.waiting = true;
+        return connection;
+      }
+    }
+    const connection = await this.#open();
+    connection.waiting = true;
+    return connection;
+  }
+
+  /** Ends an attempt (`base`) or a wait on `connection`, and trims surplus idle sessions. */
+  done(connection: LockConnection, base?: string): void {
+    if (base === undefined) connection.waiting = false;
+    else {
+      connection.pending -= 1;
+      connection.busyBases.get(base)?.end();
+      connection.busyBases.delete(base);
+    }
+    this.settle(connection);
+  }
+
+  /** Closes `connection` if it is idle and more sessions are open than the provider keeps. */
+  settle(connection: LockConnection): void {
+    const keep = this.#settings.sharedConnections + this.#settings.idleConnections;
+    if (connection.lost) this.#all.delete(connection);
+    else if (connection.idle && this.#all.size > keep) {
+      this.#all.delete(connection);
+      void connection.close(this.#source);
+    }
+  }
+
+  /** `KILL QUERY id` from a shared session (ends a blocking wait of ours). */
+  async killQuery(id: number): Promise<void> {
+    const connection = await this.forAttempt('', []);
+    try {
+      await connection.query(`KILL QUERY ${Number(id)}`);
+    } finally {
+      this.done(connection, '');
+    }
+  }
+
+  /** Closes every session. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const all = [...this.#all];
+    this.#all.clear();
+    await Promise.all(all.map((connection) => connection.close(this.#source)));
+  }
+
+  #open(): Promise<LockConnection> {
+    const opening = this.#openOne();
+    this.#opening.add(opening);
+    void opening.then(
+      () => this.#opening.delete(opening),
+      () => this.#opening.delete(opening),
+    );
+    return opening;
+  }
+
+  async #openOne(): Promise<LockConnection> {
+    if (this.#closed) throw new BackendUnavailableError('The MySQL lock provider is closed');
+    const connection = await LockConnection.open(
+      this.#source,
+      this.#settings.sessionTimeoutSeconds,
+      this.#settings.keepalive,
+      (gone) => this.#all.delete(gone),
+    ).catch((error: unknown) => {
+      throw new BackendUnavailableError('Could not open a MySQL connection', { cause: error });
+    });
+    if (this.#closed) {
+      await connection.close(this.#source);
+      throw new BackendUnavailableError('The MySQL lock provider is closed');
+    }
+    this.#all.add(connection);
+    return connection;
+  }
+}

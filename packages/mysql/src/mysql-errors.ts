@@ -1,0 +1,54 @@
+import { BackendUnavailableError, LockDeadlockError } from '@lockkit/core';
+
+/** MariaDB reports a user-lock deadlock as ER_LOCK_DEADLOCK. */
+export const ER_LOCK_DEADLOCK = 1213;
+/** MySQL 5.7+ reports a user-lock deadlock as ER_USER_LOCK_DEADLOCK. */
+export const ER_USER_LOCK_DEADLOCK = 3058;
+/** The statement was interrupted by `KILL QUERY`. */
+export const ER_QUERY_INTERRUPTED = 1317;
+/** The fencing table does not exist yet. */
+export const ER_NO_SUCH_TABLE = 1146;
+/** The fencing sequence does not exist yet (MariaDB). */
+export const ER_UNKNOWN_SEQUENCES = 4091;
+
+/** The shape of a `mysql2` error we look at. */
+export interface MySqlError extends Error {
+  readonly errno?: number;
+  readonly code?: string;
+  readonly fatal?: boolean;
+}
+
+/** The server's error number of `error`, if it has one. */
+export function errnoOf(error: unknown): number | undefined {
+  return typeof error === 'object' && error !== null && 'errno' in error
+    ? Number((error as MySqlError).errno)
+    : undefined;
+}
+
+/** True for both servers' deadlock errors. */
+export function isDeadlock(error: unknown): boolean {
+  const errno = errnoOf(error);
+  return errno === ER_LOCK_DEADLOCK || errno === ER_USER_LOCK_DEADLOCK;
+}
+
+/** True if `KILL QUERY` interrupted the statement. */
+export function isInterrupted(error: unknown): boolean {
+  return errnoOf(error) === ER_QUERY_INTERRUPTED;
+}
+
+/**
+ * The typed error for a failed lock statement: deadlocks (MariaDB 1213, MySQL 3058) become
+ * {@link LockDeadlockError}; anything else (transport, server error) a
+ * {@link BackendUnavailableError}. `cause` keeps the `mysql2` error.
+ */
+export function lockError(lockName: string, error: unknown): Error {
+  if (isDeadlock(error)) return new LockDeadlockError(lockName, error);
+  if (BackendUnavailableError.isInstance(error) || LockDeadlockError.isInstance(error)) {
+    return error;
+  }
+  const detail = error instanceof Error ? error.message : String(error);
+  return new BackendUnavailableError(`MySQL lock operation failed: ${detail}`, {
+    lockName,
+    cause: error,
+  });
+}

@@ -1,0 +1,60 @@
+import type { LockConnection } from './lock-connection.js';
+import { isInterrupted } from './mysql-errors.js';
+
+/** The head waiter's blocking statement starts with this (see slot-scan.ts). */
+const WAKE_STATEMENT_PREFIX = 'SELECT IF(IS_FREE_LOCK(';
+
+/**
+ * `RELEASE_LOCK(key)` on the session that holds it; with `wake` (a queue lock), the same
+ * statement reads `IS_USED_LOCK(wake)`, and a head waiter found there is woken. A `KILL
+ * QUERY` that interrupted the release (MySQL's wake-up can stray) is resolved by asking the
+ * session what it still holds. Resolves whether the lock was still held.
+ */
+export async function releaseAndWake(
+  connection: LockConnection,
+  key: string,
+  wake: string | undefined,
+): Promise<boolean> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const rows = await connection.query<{ released: number | null; head: number | null }[]>(
+        'SELECT RELEASE_LOCK(?) AS released, IS_USED_LOCK(?) AS head',
+        [key, wake ?? key],
+      );
+      const head = wake === undefined ? null : rows[0]?.head;
+      if (head != null) await wakeHead(connection, Number(head), key);
+      return Number(rows[0]?.released) === 1;
+    } catch (error) {
+      if (!isInterrupted(error) || attempt >= 3) throw error;
+      // The session is alive, so only that statement can have let go of the key.
+      const rows = await connection.query<{ mine: number | null }[]>(
+        'SELECT IS_USED_LOCK(?) = CONNECTION_ID() AS mine',
+        [key],
+      );
+      if (Number(rows[0]?.mine) !== 1) return true;
+    }
+  }
+}
+
+/**
+ * Ends the blocking statement of session `head`, unless it waits for the very key just
+ * released (then the release itself wakes it). MariaDB names the statement by `QUERY_ID`, so
+ * `KILL QUERY ID` can only ever hit that statement; MySQL kills by session id. Asked only when
+ * the queue has a holder (PROCESSLIST is not cheap). A refusal (another user, the statement
+ * is over) only delays the head until its safety poll.
+ */
+async function wakeHead(connection: LockConnection, head: number, released: string): Promise<void> {
+  const column = connection.mariadb ? 'QUERY_ID' : 'ID';
+  try {
+    const rows = await connection.query<{ target: number | string }[]>(
+      `SELECT ${column} AS target FROM information_schema.PROCESSLIST WHERE ID = ? ` +
+        `AND INFO LIKE '${WAKE_STATEMENT_PREFIX}%' AND INFO NOT LIKE CONCAT('%GET_LOCK(''', ?, '''%')`,
+      [head, released],
+    );
+    if (rows[0] === undefined) return;
+    const target = Number(rows[0].target);
+    await connection.query(connection.mariadb ? `KILL QUERY ID ${target}` : `KILL QUERY ${target}`);
+  } catch {
+    // Woken at its safety poll instead.
+  }
+}

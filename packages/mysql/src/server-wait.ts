@@ -1,0 +1,63 @@
+import { now, type WaitContext } from '@lockkit/core';
+import type { LockConnection } from './lock-connection.js';
+import type { LockConnections } from './lock-connections.js';
+
+/** "Forever" for `GET_LOCK` (MariaDB returns NULL for a negative timeout): one year, re-armed. */
+export const FOREVER_SECONDS = 31_536_000;
+/**
+ * When the abort is the caller's deadline, the server's own timeout ends the statement at the
+ * same moment; give it this long before sending `KILL QUERY`.
+ */
+const DEADLINE_GRACE_MS = 50;
+
+/** Seconds (ms precision, fractional) until `deadline`, for `GET_LOCK`/`SLEEP`; never < 0. */
+export function secondsUntil(deadline: number, capMs: number = Number.POSITIVE_INFINITY): number {
+  if (deadline === Number.POSITIVE_INFINITY && capMs === Number.POSITIVE_INFINITY) {
+    return FOREVER_SECONDS;
+  }
+  const ms = Math.min(capMs, Math.max(0, Math.ceil(deadline - now())));
+  return Math.min(ms / 1000, FOREVER_SECONDS);
+}
+
+/** How a blocking statement ended. */
+export type Outcome<T> =
+  | { readonly ok: true; readonly value: T }
+  | { readonly ok: false; readonly error: unknown };
+
+/**
+ * Runs one blocking statement on a waiting session; when `wait.signal` aborts while it runs,
+ * ends it with `KILL QUERY` from a shared session (mysql2 has no query cancel). Resolves only
+ * once any `KILL` has landed, so it can never hit the session's next statement.
+ */
+export async function blockingStatement<T>(
+  connections: LockConnections,
+  connection: LockConnection,
+  wait: WaitContext,
+  statement: () => Promise<T>,
+): Promise<Outcome<T>> {
+  let settled = false;
+  let kill: Promise<void> | undefined;
+  let grace: NodeJS.Timeout | undefined;
+  const send = (): void => {
+    if (!settled) kill ??= connections.killQuery(connection.id).catch(() => undefined);
+  };
+  const onAbort = (): void => {
+    if (now() >= wait.deadline - 1) {
+      grace = setTimeout(send, DEADLINE_GRACE_MS);
+      grace.unref();
+    } else send();
+  };
+  wait.signal.addEventListener('abort', onAbort, { once: true });
+  let outcome: Outcome<T>;
+  try {
+    outcome = { ok: true, value: await statement() };
+  } catch (error) {
+    outcome = { ok: false, error };
+  } finally {
+    settled = true;
+    clearTimeout(grace);
+    wait.signal.removeEventListener('abort', onAbort);
+  }
+  if (kill) await kill;
+  return outcome;
+}

@@ -1,0 +1,181 @@
+import { InvalidArgumentError } from '@lockkit/core';
+import { describe, expect, it } from 'vitest';
+import { createMySqlLockProvider, mutexKey } from '../src/index.js';
+import {
+  adminQuery,
+  eventually,
+  holderOf,
+  ms,
+  mysqlUrl,
+  provider,
+  statementsOf,
+  uniqueName,
+} from './support.js';
+
+describe('GET_LOCK mutex on MariaDB', () => {
+  it('honours a sub-second timeout on the server (never rounded to 0 or to a second)', async () => {
+    const name = uniqueName('subsecond');
+    const holder = await provider().createLock(name).acquire();
+    const contender = provider().createLock(name);
+    for (const timeout of [150, 450]) {
+      const started = performance.now();
+      expect(await contender.tryAcquire({ timeout })).toBeNull();
+      const elapsed = performance.now() - started;
+      expect(elapsed).toBeGreaterThanOrEqual(timeout - 5);
+      expect(elapsed).toBeLessThan(timeout + ms(150));
+    }
+    await holder.release();
+  });
+
+  it('waits "forever" with a large positive GET_LOCK timeout (MariaDB: negative = NULL)', async () => {
+    const name = uniqueName('forever');
+    const holder = await provider().createLock(name).acquire();
+    const waiter = provider();
+    let settled = false;
+    const waiting = waiter
+      .createLock(name)
+      .acquire()
+      .finally(() => {
+        settled = true;
+      });
+    await eventually(
+      async () =>
+        (await statementsOf(waiter.connectionIds)).some((row) =>
+          /GET_LOCK\('mutex\.[^']+', 31536000\)/.test(row.info ?? ''),
+        ),
+      ms(5000),
+      'the waiter to block in GET_LOCK(key, 31536000)',
+    );
+    expect(settled).toBe(false);
+    await holder.release();
+    const handle = await waiting;
+    expect(await holderOf(mutexKey('', name))).toBe(waiter.connectionIdOf(handle));
+    await handle.release();
+  });
+
+  it('never stacks a second grant on the session that holds the lock', async () => {
+    const name = uniqueName('stacking');
+    const locks = provider({ sharedConnections: 1 });
+    const first = await locks.createLock(name).acquire();
+    // On the server, GET_LOCK on the same session would succeed again; the provider must not try.
+    expect(await locks.createLock(name).tryAcquire()).toBeNull();
+    expect(await locks.createLock(name).tryAcquire({ timeout: 100 })).toBeNull();
+    expect(await holderOf(mutexKey('', name))).toBe(locks.connectionIdOf(first));
+    expect(await first.release()).toBe(true);
+    // Released once = free: a stacked count would have kept it held.
+    expect(await holderOf(mutexKey('', name))).toBeNull();
+  });
+
+  it('waits on a dedicated session, so releases of other locks are never stuck behind it', async () => {
+    const locks = provider({ sharedConnections: 1 });
+    const [blocked, other] = [uniqueName('blocked'), uniqueName('other')];
+    const foreign = await provider().createLock(blocked).acquire();
+    const mine = await locks.createLock(other).acquire();
+    const waiting = locks.createLock(blocked).acquire({ timeout: ms(10_000) });
+    await eventually(
+      async () =>
+        (await statementsOf(locks.connectionIds)).some((row) => row.info?.includes('GET_LOCK')),
+      ms(5000),
+      'the wait to reach the server',
+    );
+    const started = performance.now();
+    expect(await mine.release()).toBe(true);
+    expect(performance.now() - started).toBeLessThan(ms(200));
+    await foreign.release();
+    await (await waiting).release();
+  });
+
+  it('abort ends the server-side wait with KILL QUERY and leaves nothing held', async () => {
+    const name = uniqueName('abort');
+    const holder = await provider().createLock(name).acquire();
+    const waiter = provider();
+    const controller = new AbortController();
+    const waiting = waiter.createLock(name).acquire({ signal: controller.signal });
+    await eventually(
+      async () =>
+        (await statementsOf(waiter.connectionIds)).some((row) => row.info?.includes('GET_LOCK')),
+      ms(5000),
+      'the wait to reach the server',
+    );
+    controller.abort(new Error('enough'));
+    await expect(waiting).rejects.toThrow('enough');
+    await eventually(
+      async () => (await statementsOf(waiter.connectionIds)).every((row) => row.info === null),
+      ms(2000),
+      'the waiting statement to end',
+    );
+    await holder.release();
+    expect(await holderOf(mutexKey('', name))).toBeNull();
+  });
+
+  it('creates the fencing table on demand; tokens survive providers and stay per lock', async () => {
+    const table = `fence_${Math.random().toString(36).slice(2, 10)}`;
+    const exists = async () =>
+      (
+        await adminQuery<unknown[]>(
+          'SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?',
+          [table],
+        )
+      ).length === 1;
+    expect(await exists()).toBe(false);
+    const [a, b] = [uniqueName('fence-a'), uniqueName('fence-b')];
+    const tokens: bigint[] = [];
+    for (let round = 0; round < 3; round++) {
+      const locks = createMySqlLockProvider({ connection: mysqlUrl(), fencingTable: table });
+      const handle = await locks.createLock(a).acquire();
+      tokens.push(handle.fencingToken);
+      await handle.release();
+      await locks.close();
+    }
+    expect(tokens).toEqual([1n, 2n, 3n]);
+    const other = await provider({ fencingTable: table }).createLock(b).acquire();
+    expect(other.fencingToken).toBe(1n);
+    await other.release();
+    const rows = await adminQuery<{ k: Buffer; t: number }[]>(
+      `SELECT k, t FROM \`${table}\` ORDER BY t DESC`,
+    );
+    expect(rows.map((row) => [row.k.toString(), Number(row.t)])).toEqual([
+      [mutexKey('', a), 3],
+      [mutexKey('', b), 1],
+    ]);
+    await adminQuery(`DROP TABLE \`${table}\``);
+  });
+
+  it("fencing: 'sequence' draws increasing tokens from a MariaDB SEQUENCE created on demand", async () => {
+    const sequence = `seq_${Math.random().toString(36).slice(2, 10)}`;
+    const locks = provider({ fencing: 'sequence', fencingTable: sequence });
+    const [a, b] = [uniqueName('seq-a'), uniqueName('seq-b')];
+    const tokens: bigint[] = [];
+    for (const name of [a, b, a, b]) {
+      const handle = await locks.createLock(name).acquire();
+      tokens.push(handle.fencingToken);
+      await handle.release();
+    }
+    for (let i = 1; i < tokens.length; i++) expect(tokens[i]!).toBeGreaterThan(tokens[i - 1]!);
+    const rows = await adminQuery<{ type: string }[]>(
+      'SELECT TABLE_TYPE AS type FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?',
+      [sequence],
+    );
+    expect(rows).toEqual([{ type: 'SEQUENCE' }]);
+    await adminQuery(`DROP SEQUENCE \`${sequence}\``);
+  });
+
+  it('validates options before any I/O', () => {
+    const bad = [
+      {},
+      { connection: mysqlUrl(), pool: {} },
+      { connection: 42 },
+      { connection: mysqlUrl(), sharedConnections: 0 },
+      { connection: mysqlUrl(), keepaliveIntervalMs: 1.5 },
+      { connection: mysqlUrl(), sessionTimeoutSeconds: 2, keepaliveIntervalMs: 5000 },
+      { connection: mysqlUrl(), fencingTable: 'x; DROP TABLE y' },
+      { connection: mysqlUrl(), maxReaders: 0 },
+      { connection: mysqlUrl(), fencing: 'counter' },
+      { connection: mysqlUrl(), pool: undefined, timeoutMs: 5 },
+      { pool: { getConnection: 'no' } },
+    ];
+    for (const options of bad) {
+      expect(() => createMySqlLockProvider(options as never)).toThrow(InvalidArgumentError);
+    }
+  });
+});
