@@ -38,6 +38,7 @@ export async function acquireWithPolicy<G extends Grant>(
   const { timeoutMs, signal: callerSignal } = options;
   if (callerSignal?.aborted) throw callerSignal.reason;
   host.assertOpen();
+  if (timeoutMs === 0 && !callerSignal) return singleAttempt(host, request, throwOnTimeout);
   const { backend } = host;
   const started = now();
   const deadline =
@@ -57,9 +58,15 @@ export async function acquireWithPolicy<G extends Grant>(
   const event = { backend: backend.backend, name: request.name, kind: request.kind };
   let watch: ReleaseWatch | undefined;
   let waiting = false;
+  const markWaiting = (): void => {
+    if (waiting) return;
+    waiting = true;
+    publish('wait', event);
+  };
+  const context = { signal, deadline, waiting: markWaiting };
   try {
     for (;;) {
-      const attempt = host.track(backend.tryAcquire(request, { signal, deadline }));
+      const attempt = host.track(backend.tryAcquire(request, context));
       const grant = await raceAbort(attempt, signal, (late) => host.discard(request, late));
       if (grant) {
         if (signal.aborted) {
@@ -81,10 +88,7 @@ export async function acquireWithPolicy<G extends Grant>(
         );
         continue; // subscribe-then-retry
       }
-      if (!waiting) {
-        waiting = true;
-        publish('wait', event);
-      }
+      markWaiting();
       await waitForChange(watch, backend.pollIntervalMs, signal);
     }
   } catch (error) {
@@ -101,6 +105,37 @@ export async function acquireWithPolicy<G extends Grant>(
     callerSignal?.removeEventListener('abort', onCallerAbort);
     untrack();
   }
+}
+
+const neverAborted: AbortSignal = new AbortController().signal;
+const singleAttemptContext = {
+  signal: neverAborted,
+  deadline: Number.NEGATIVE_INFINITY,
+  waiting: (): void => {},
+};
+
+/**
+ * The common `tryAcquire()` (timeout 0, no signal): one attempt with nothing to race, so no
+ * controller, timer or wait registration. Provider close cannot interrupt it; `adopt`
+ * releases the grant if the provider closed meanwhile.
+ */
+async function singleAttempt<G extends Grant>(
+  host: AcquireHost<G>,
+  request: LockRequest,
+  throwOnTimeout: boolean,
+): Promise<LockHandle | null> {
+  const { backend } = host;
+  const started = now();
+  const grant = await host.track(backend.tryAcquire(request, singleAttemptContext));
+  const event = { backend: backend.backend, name: request.name, kind: request.kind };
+  if (grant) {
+    const handle = await host.adopt(request, grant);
+    publish('acquire', { ...event, fencingToken: grant.fencingToken, waitedMs: now() - started });
+    return handle;
+  }
+  publish('acquireFailed', { ...event, outcome: 'timeout', waitedMs: now() - started });
+  if (throwOnTimeout) throw new LockTimeoutError(request.name, 0);
+  return null;
 }
 
 /** Waits for a release notification or the jittered safety poll, whichever comes first. */

@@ -74,6 +74,11 @@ export interface WaitContext {
    * (after `watch`) until the deadline, so a backend may register the caller as waiting.
    */
   readonly deadline: number;
+  /**
+   * Backends that wait server-side call this once the caller is queued, so core can publish
+   * `lockkit:wait` (core publishes it itself for backends that wait through `watch`).
+   */
+  readonly waiting: () => void;
 }
 
 /** A subscription to "this lock may have become free" notifications. */
