@@ -1,0 +1,70 @@
+import { base32, int64Key, type LockKind, type LockRequest, nameDigest } from '@lockkit/core';
+
+/**
+ * Name → advisory-lock keys (mapping version 1 of `@lockkit/core`, golden-tested).
+ *
+ * - Mutex and RW lock: the signed 64-bit `int64Key(namespace, kind, name)`; a RW lock's read
+ *   and write modes share the key (`_shared` vs exclusive), a mutex of the same name does not.
+ * - Semaphore slot `i` of `maxCount`: `int64Key(namespace, 'semaphore', name) XOR i`, so the
+ *   N slots of a semaphore are N distinct keys computed the same way in SQL (`#`) and here.
+ * - Semaphore wake-up channel: `lockkit_` + 26 base32 characters (130 bits) of the same
+ *   digest, a valid unquoted identifier for LISTEN.
+ *
+ * Keys travel as decimal TEXT and are cast with `::bigint` on the server (a JS number would
+ * lose precision above 2^53).
+ */
+export function advisoryKey(namespace: string, kind: LockKind, name: string): bigint {
+  return int64Key(namespace, kind, name);
+}
+
+/** Key of a semaphore's slot `slot` (0-based). */
+export function slotKey(semaphoreKey: bigint, slot: number): bigint {
+  return BigInt.asIntN(64, semaphoreKey ^ BigInt(slot));
+}
+
+/** LISTEN/NOTIFY channel on which a semaphore's releases are announced. */
+export function releaseChannel(namespace: string, name: string): string {
+  return `lockkit_${base32(nameDigest(namespace, 'semaphore', name)).slice(0, 26)}`;
+}
+
+/** The advisory key of a request, in the forms the backend uses. */
+export interface RequestKey {
+  /** The key (the semaphore's base key for semaphores). */
+  readonly key: bigint;
+  /** The key as decimal text (what the SQL casts with `::bigint`). */
+  readonly text: string;
+  /** The release channel (semaphores only, else ''). */
+  readonly channel: string;
+}
+
+/** The key of a request, computed (see {@link KeyCache} for the remembered version). */
+export function requestKey(request: LockRequest): RequestKey {
+  const key = advisoryKey(request.namespace, request.kind, request.name);
+  return {
+    key,
+    text: key.toString(),
+    channel: request.kind === 'semaphore' ? releaseChannel(request.namespace, request.name) : '',
+  };
+}
+
+/**
+ * Request → key, remembering the last 1024 names of one provider (one namespace) so hot
+ * names skip the hash. Names longer than 256 characters are not remembered.
+ */
+export class KeyCache {
+  readonly #keys = new Map<string, RequestKey>();
+
+  keyOf(request: LockRequest): RequestKey {
+    if (request.name.length > 256) return requestKey(request);
+    // The family names contain no NUL, so (family, name) ↔ id is one-to-one.
+    const family = request.kind === 'read' || request.kind === 'write' ? 'rw' : request.kind;
+    const id = `${family}\0${request.name}`;
+    let key = this.#keys.get(id);
+    if (key === undefined) {
+      if (this.#keys.size >= 1024) this.#keys.clear();
+      key = requestKey(request);
+      this.#keys.set(id, key);
+    }
+    return key;
+  }
+}

@@ -1,0 +1,147 @@
+import {
+  BackendUnavailableError,
+  type Capabilities,
+  type LockBackend,
+  type LockRequest,
+  type ReleaseWatch,
+  type WaitContext,
+  Wakeup,
+} from '@lockkit/core';
+import { attemptLock, attemptSlot, forgetGrant } from './advisory-attempts.js';
+import { KeyCache } from './advisory-keys.js';
+import { unlockExclusive, unlockShared, unlockSlot } from './advisory-sql.js';
+import { ConnectionMultiplexer } from './connection-multiplexer.js';
+import { type ConnectionSource, ownClients, pooledClients } from './connection-source.js';
+import { FencingSequence } from './fencing-sequence.js';
+import type { LoseFunction } from './lock-connection.js';
+import { describeError, sqlStateOf } from './pg-errors.js';
+import type { PostgresGrant } from './postgres-grant.js';
+import type { ResolvedPostgresOptions } from './postgres-lock-options.js';
+import { ReleaseListener } from './release-listener.js';
+import { waitOnServer } from './server-wait.js';
+
+/**
+ * PostgreSQL session-level advisory locks as a lockkit backend.
+ *
+ * - Mutex / writer: `pg_advisory_lock`, reader: `pg_advisory_lock_shared` on the same key;
+ *   the server queues waiters in order and a queued writer makes new readers wait.
+ * - Semaphore: N slot keys; a try takes any free slot, waiters LISTEN for the NOTIFY each
+ *   release sends (plus core's safety poll).
+ * - Each attempt first tries on a shared session; a caller who will wait then waits
+ *   server-side on a session of its own, with `lock_timeout` and cancel requests.
+ * - Lost: the session errors or ends, the keepalive misses its deadline, or the backend pid
+ *   changed; the server freed the session's locks in every one of those cases.
+ */
+export class PostgresLockBackend implements LockBackend<PostgresGrant> {
+  readonly backend = 'postgres';
+  readonly capabilities: Capabilities;
+  readonly pollIntervalMs: number;
+  readonly connections: ConnectionMultiplexer;
+  readonly sequence: FencingSequence;
+  readonly #source: ConnectionSource;
+  readonly #listener: ReleaseListener;
+  readonly #waits = new Set<Promise<unknown>>();
+  readonly #keys = new KeyCache();
+
+  constructor(options: ResolvedPostgresOptions) {
+    this.pollIntervalMs = options.pollIntervalMs;
+    this.#source = options.pool ? pooledClients(options.pool) : ownClients(options.connection!);
+    this.connections = new ConnectionMultiplexer(this.#source, {
+      sharedConnections: options.sharedConnections,
+      maxWaitConnections: options.maxWaitConnections,
+      idleTimeoutMs: options.idleTimeoutMs,
+      keepalive: { intervalMs: options.keepaliveIntervalMs, timeoutMs: options.keepaliveTimeoutMs },
+    });
+    this.#listener = new ReleaseListener(this.#source, options.idleTimeoutMs);
+    this.sequence = new FencingSequence(options.fencingSequence, options.createFencingSequence);
+    this.capabilities = {
+      crossProcess: true,
+      leases: false,
+      // Mutex and RW waits queue on the server, in order; semaphore waiters race on NOTIFY.
+      fifo: false,
+      // Session errors/ends are seen at once; a silent session is caught by the keepalive.
+      lostDetectionMs: options.keepaliveIntervalMs + options.keepaliveTimeoutMs,
+      // A killed process's socket closes, so the server frees its locks at once; semaphore
+      // waiters only learn of it at their next safety poll (no NOTIFY from a dead session).
+      abandonedReleaseMs: 1000 + Math.ceil(options.pollIntervalMs * 1.2),
+    };
+  }
+
+  async tryAcquire(request: LockRequest, wait: WaitContext): Promise<PostgresGrant | null> {
+    const requestKey = this.#keys.keyOf(request);
+    if (request.kind === 'semaphore') {
+      return attemptSlot(this.connections, this.sequence, request, requestKey);
+    }
+    const key = requestKey.text;
+    const shared = request.kind === 'read';
+    const granted = await attemptLock(this.connections, this.sequence, request, key, shared);
+    if (granted || wait.deadline === Number.NEGATIVE_INFINITY || wait.signal.aborted) {
+      return granted;
+    }
+    wait.waiting();
+    const waiting = waitOnServer(this.connections, this.sequence, request, key, shared, wait);
+    this.#waits.add(waiting);
+    const forget = (): void => {
+      this.#waits.delete(waiting);
+    };
+    waiting.then(forget, forget);
+    return waiting;
+  }
+
+  watch(request: LockRequest): ReleaseWatch | Promise<ReleaseWatch> {
+    if (request.kind === 'semaphore') {
+      return this.#listener.watch(this.#keys.keyOf(request).channel);
+    }
+    // Mutex and RW attempts wait on the server and end without a grant only at the
+    // deadline; if one ever ends early, retry at once (the next attempt waits again).
+    const wakeup = new Wakeup();
+    wakeup.notify();
+    return { next: (signal) => wakeup.next(signal), close: () => wakeup.close() };
+  }
+
+  async release(request: LockRequest, grant: PostgresGrant): Promise<boolean> {
+    const { connection } = grant;
+    if (!connection.usable || connection.held.get(grant.key) !== grant) {
+      forgetGrant(grant);
+      return false;
+    }
+    try {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          const result = grant.semaphore
+            ? await connection.query<{ released: boolean }>(unlockSlot, [
+                grant.key,
+                grant.semaphore.channel,
+              ])
+            : await connection.query<{ released: boolean }>(
+                grant.shared ? unlockShared : unlockExclusive,
+                [grant.key],
+              );
+          return result.rows[0]?.released === true;
+        } catch (error) {
+          // A server-side error (no transport failure) is retried once; after that the
+          // session is dropped, which frees the lock for sure.
+          if (attempt === 0 && sqlStateOf(error) !== undefined && connection.usable) continue;
+          connection.fail(`unlocking "${request.name}" failed: ${describeError(error)}`, error);
+          throw new BackendUnavailableError(
+            `Releasing lock "${request.name}" failed: ${describeError(error)}`,
+            { lockName: request.name, cause: error },
+          );
+        }
+      }
+    } finally {
+      forgetGrant(grant);
+    }
+  }
+
+  monitor(_request: LockRequest, grant: PostgresGrant, lose: LoseFunction): () => void {
+    return grant.connection.watchLoss(grant, lose);
+  }
+
+  async close(): Promise<void> {
+    // Waits end promptly (core aborted them); let them finish their cancel + try-unlock.
+    while (this.#waits.size > 0) await Promise.allSettled(this.#waits);
+    await this.#listener.close();
+    await this.connections.close();
+  }
+}

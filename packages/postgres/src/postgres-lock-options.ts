@@ -1,0 +1,231 @@
+import { InvalidArgumentError, type LockProviderOptions, MAX_TIMEOUT_MS } from '@lockkit/core';
+import type pg from 'pg';
+
+/** Options of {@link createPostgresLockProvider}. Validated at construction, before any I/O. */
+export interface PostgresLockProviderOptions extends LockProviderOptions {
+  /**
+   * Where to connect: a `postgres://` URL or `pg` client options. The provider opens and
+   * closes its own connections from it (with `pipeline: true`, TCP keepalive,
+   * `connectionTimeoutMillis` 10 s and `application_name` = `applicationName` unless the
+   * options say otherwise). Give exactly one of `connection` and `pool`.
+   * @defaultValue none (one of `connection` / `pool` is required)
+   */
+  readonly connection?: string | pg.ClientConfig | undefined;
+  /**
+   * A `pg.Pool` you own. The provider checks clients out of it and returns them (it never
+   * ends the pool). Each waiting acquire, each connection that holds locks and the
+   * semaphore listener keeps one client checked out, so give the pool headroom:
+   * `max` ≥ `sharedConnections` + `maxWaitConnections` + 1 + what the application needs.
+   * @defaultValue none (one of `connection` / `pool` is required)
+   */
+  readonly pool?: pg.Pool | undefined;
+  /**
+   * Connections that carry try-locks and unlocks for many held locks at once (multiplexing);
+   * opened on demand, when the open ones are busy or hold 500+ locks each. More are opened
+   * only when every one already holds the requested key (PostgreSQL would stack the lock on
+   * the same session) or keeps a lock it waited for. Integer in [1, 100].
+   * @defaultValue 4
+   */
+  readonly sharedConnections?: number | undefined;
+  /**
+   * Acquires waiting server-side at once (each on its own connection, so no unlock ever
+   * queues behind a wait). Further waiters queue in-process, in arrival order.
+   * Integer in [1, 1000].
+   * @defaultValue 8
+   */
+  readonly maxWaitConnections?: number | undefined;
+  /**
+   * An idle connection that holds no lock is closed (or returned to `pool`) after this many
+   * ms. Number in [0, 2^31-1].
+   * @defaultValue 5000
+   */
+  readonly idleTimeoutMs?: number | undefined;
+  /**
+   * Every connection that holds a lock (or awaits an answer) runs `SELECT pg_backend_pid()`
+   * this often (ms) to prove the session is alive and unchanged. Number in [10, 2^31-1].
+   * @defaultValue 5000
+   */
+  readonly keepaliveIntervalMs?: number | undefined;
+  /**
+   * A keepalive not answered within this many ms counts as a lost connection: every lock on
+   * it is reported lost and the socket is destroyed. Number in [10, 2^31-1].
+   * @defaultValue 5000
+   */
+  readonly keepaliveTimeoutMs?: number | undefined;
+  /**
+   * Safety poll (ms) of semaphore waiters, which are otherwise woken by LISTEN/NOTIFY. It is
+   * how a waiter learns of a permit freed by a holder whose connection died (PostgreSQL
+   * frees it without a notification). Core adds ±20 % jitter. Number in [10, 2^31-1].
+   * @defaultValue 500
+   */
+  readonly pollIntervalMs?: number | undefined;
+  /**
+   * The sequence fencing tokens are drawn from (optionally schema-qualified, as `nextval`
+   * reads it). One sequence serves every lock name: it only grows, so each name's tokens
+   * strictly increase.
+   * @defaultValue 'lockkit_fencing_token'
+   */
+  readonly fencingSequence?: string | undefined;
+  /**
+   * Create the fencing sequence (`CREATE SEQUENCE IF NOT EXISTS … CACHE 1`) when it is
+   * missing. Set `false` when the application role may not create objects and the sequence
+   * was created beforehand.
+   * @defaultValue true
+   */
+  readonly createFencingSequence?: boolean | undefined;
+  /**
+   * `application_name` of the connections the provider opens from `connection` (unless the
+   * connection options set one), so they are easy to find in `pg_stat_activity`.
+   * @defaultValue 'lockkit'
+   */
+  readonly applicationName?: string | undefined;
+}
+
+/** Options after validation and defaults. */
+export interface ResolvedPostgresOptions {
+  readonly namespace: string;
+  readonly connection: pg.ClientConfig | undefined;
+  readonly pool: pg.Pool | undefined;
+  readonly sharedConnections: number;
+  readonly maxWaitConnections: number;
+  readonly idleTimeoutMs: number;
+  readonly keepaliveIntervalMs: number;
+  readonly keepaliveTimeoutMs: number;
+  readonly pollIntervalMs: number;
+  readonly fencingSequence: string;
+  readonly createFencingSequence: boolean;
+}
+
+const knownKeys = new Set([
+  'namespace',
+  'connection',
+  'pool',
+  'sharedConnections',
+  'maxWaitConnections',
+  'idleTimeoutMs',
+  'keepaliveIntervalMs',
+  'keepaliveTimeoutMs',
+  'pollIntervalMs',
+  'fencingSequence',
+  'createFencingSequence',
+  'applicationName',
+]);
+
+/** Validates options (throws InvalidArgumentError) and fills in defaults. */
+export function resolvePostgresOptions(
+  options: PostgresLockProviderOptions,
+): ResolvedPostgresOptions {
+  if (typeof options !== 'object' || options === null) {
+    throw new InvalidArgumentError('PostgreSQL lock provider options must be an object');
+  }
+  for (const key of Object.keys(options)) {
+    if (!knownKeys.has(key)) {
+      throw new InvalidArgumentError(
+        `Unknown option "${key}" (known: ${[...knownKeys].join(', ')})`,
+      );
+    }
+  }
+  const namespace = options.namespace ?? '';
+  if (typeof namespace !== 'string') throw new InvalidArgumentError('namespace must be a string');
+  const applicationName = options.applicationName ?? 'lockkit';
+  if (typeof applicationName !== 'string') {
+    throw new InvalidArgumentError('applicationName must be a string');
+  }
+  const { pool } = options;
+  if ((options.connection === undefined) === (pool === undefined)) {
+    throw new InvalidArgumentError('Give exactly one of `connection` (URL or options) and `pool`');
+  }
+  if (pool !== undefined && !isPool(pool)) {
+    throw new InvalidArgumentError('pool must be a pg.Pool');
+  }
+  const fencingSequence = options.fencingSequence ?? 'lockkit_fencing_token';
+  if (typeof fencingSequence !== 'string' || fencingSequence.trim() === '') {
+    throw new InvalidArgumentError('fencingSequence must be a non-empty string');
+  }
+  const createFencingSequence = options.createFencingSequence ?? true;
+  if (typeof createFencingSequence !== 'boolean') {
+    throw new InvalidArgumentError('createFencingSequence must be a boolean');
+  }
+  return Object.freeze({
+    namespace,
+    connection: resolveConnection(options.connection, applicationName),
+    pool,
+    sharedConnections: integerIn('sharedConnections', options.sharedConnections, 4, 1, 100),
+    maxWaitConnections: integerIn('maxWaitConnections', options.maxWaitConnections, 8, 1, 1000),
+    idleTimeoutMs: numberIn('idleTimeoutMs', options.idleTimeoutMs, 5000, 0),
+    keepaliveIntervalMs: numberIn('keepaliveIntervalMs', options.keepaliveIntervalMs, 5000, 10),
+    keepaliveTimeoutMs: numberIn('keepaliveTimeoutMs', options.keepaliveTimeoutMs, 5000, 10),
+    pollIntervalMs: numberIn('pollIntervalMs', options.pollIntervalMs, 500, 10),
+    fencingSequence,
+    createFencingSequence,
+  });
+}
+
+function resolveConnection(
+  connection: PostgresLockProviderOptions['connection'],
+  applicationName: string,
+): pg.ClientConfig | undefined {
+  if (connection === undefined) return undefined;
+  let config: pg.ClientConfig;
+  if (typeof connection === 'string') {
+    let url: URL;
+    try {
+      url = new URL(connection);
+    } catch {
+      throw new InvalidArgumentError('connection is not a valid URL');
+    }
+    if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
+      throw new InvalidArgumentError('connection must be a postgres:// or postgresql:// URL');
+    }
+    config = { connectionString: connection };
+  } else if (typeof connection === 'object' && connection !== null && !Array.isArray(connection)) {
+    config = { ...connection };
+  } else {
+    throw new InvalidArgumentError('connection must be a URL or pg client options');
+  }
+  return Object.freeze({
+    application_name: applicationName,
+    keepAlive: true,
+    connectionTimeoutMillis: 10_000,
+    ...config,
+    pipeline: true,
+  });
+}
+
+function isPool(value: unknown): value is pg.Pool {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as pg.Pool).connect === 'function' &&
+    typeof (value as pg.Pool).end === 'function' &&
+    typeof (value as pg.Pool).query === 'function'
+  );
+}
+
+function integerIn(
+  name: string,
+  value: unknown,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
+  const resolved = numberIn(name, value, fallback, min, max);
+  if (!Number.isInteger(resolved)) throw new InvalidArgumentError(`${name} must be an integer`);
+  return resolved;
+}
+
+function numberIn(
+  name: string,
+  value: unknown,
+  fallback: number,
+  min: number,
+  max: number = MAX_TIMEOUT_MS,
+): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || Number.isNaN(value) || value < min || value > max) {
+    throw new InvalidArgumentError(
+      `${name} must be a number from ${min} to ${max}, got ${String(value)}`,
+    );
+  }
+  return value;
+}
