@@ -12,7 +12,14 @@ bash scripts/install-system-deps.sh
 step "build";            pnpm -s build
 step "lint";             pnpm -s lint
 step "typecheck";        pnpm -s typecheck
-step "tests";            pnpm -s test:packages
+step "tests"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+pnpm -s test:packages 2>&1 | tee "$log"
 step "publish checks";   pnpm -s check:publish
 step "mutation check";   pnpm -s mutation
 step "all green"
+# One plain closing line with every package's vitest totals.
+sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E '^\S+:test: +Tests ' | awk '
+  { for (i = 1; i <= NF; i++) { if ($i == "passed") p += $(i-1); if ($i == "failed") f += $(i-1); if ($i == "skipped") s += $(i-1) } }
+  END { printf "%d passed, %d failed, %d skipped\n", p, f, s }'
