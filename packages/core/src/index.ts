@@ -48,6 +48,13 @@ export {
 } from './memory/memory-lock-provider.js';
 export { defaultMemoryStore, MemoryLockStore } from './memory/memory-lock-store.js';
 export { grantBehind, unwrapHandle, withNamePrefix } from './name-prefix.js';
+export {
+  booleanOption,
+  checkOptionKeys,
+  type NumberOptionRule,
+  numberOption,
+  stringOption,
+} from './option-validation.js';
 export { delay, jitter, now, Wakeup } from './timing.js';
 export type {
   AcquireOptions,

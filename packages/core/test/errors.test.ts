@@ -54,3 +54,34 @@ describe('errors', () => {
     expect(new InvalidArgumentError('x')).toBeInstanceOf(RangeError);
   });
 });
+
+describe('provider option checks', () => {
+  it('reject non-objects and unknown keys, naming them', async () => {
+    const { checkOptionKeys } = await import('../src/index.js');
+    expect(() => checkOptionKeys(null, ['a'], 'Redis')).toThrow(/Redis options must be an object/);
+    expect(() => checkOptionKeys({ b: 1 }, ['a'], 'Redis')).toThrow(/Unknown Redis option "b"/);
+    expect(() => checkOptionKeys({ a: 1 }, ['a'], 'Redis')).not.toThrow();
+  });
+
+  it('numbers: default, range, integer', async () => {
+    const { numberOption } = await import('../src/index.js');
+    expect(numberOption('leaseMs', undefined, { default: 30_000, min: 100 })).toBe(30_000);
+    expect(numberOption('leaseMs', 500, { default: 30_000, min: 100 })).toBe(500);
+    for (const bad of [99, 1.5, Number.NaN, '500', 2 ** 31]) {
+      expect(() => numberOption('leaseMs', bad, { default: 30_000, min: 100 })).toThrow(
+        InvalidArgumentError,
+      );
+    }
+    expect(numberOption('ratio', 0.5, { default: 1, min: 0, max: 1, integer: false })).toBe(0.5);
+  });
+
+  it('booleans and strings', async () => {
+    const { booleanOption, stringOption } = await import('../src/index.js');
+    expect(booleanOption('autoExtend', undefined, true)).toBe(true);
+    expect(() => booleanOption('autoExtend', 'yes', true)).toThrow(
+      /autoExtend must be true or false/,
+    );
+    expect(stringOption('namespace', undefined, '')).toBe('');
+    expect(() => stringOption('namespace', 1, '')).toThrow(/namespace must be a string/);
+  });
+});
