@@ -7,11 +7,7 @@ import { describe, MAX_TIMEOUT_MS } from './validation.js';
  */
 
 /** `options` must be an object whose keys are all in `known`; `what` names the provider. */
-export function checkOptionKeys(
-  options: unknown,
-  known: readonly string[],
-  what: string,
-): asserts options is Record<string, unknown> {
+export function checkOptionKeys(options: unknown, known: readonly string[], what: string): void {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new InvalidArgumentError(`${what} options must be an object, got ${describe(options)}`);
   }

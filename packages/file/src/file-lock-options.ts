@@ -1,6 +1,13 @@
 import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { InvalidArgumentError, type LockProviderOptions, MAX_TIMEOUT_MS } from '@lockkit/core';
+import {
+  booleanOption,
+  checkOptionKeys,
+  InvalidArgumentError,
+  type LockProviderOptions,
+  numberOption,
+  stringOption,
+} from '@lockkit/core';
 import type { FileIo } from './file-system.js';
 
 /** Options of {@link createFileLockProvider}. Validated at construction, before any I/O. */
@@ -52,55 +59,27 @@ export interface ResolvedFileOptions {
   readonly io: FileIo;
 }
 
-const knownKeys = new Set([
+const knownKeys = [
   'directory',
   'namespace',
   'leaseMs',
   'autoExtend',
   'pollIntervalMs',
   'io',
-]);
+] as const;
 
 /** Validates options (throws InvalidArgumentError) and fills in defaults. */
 export function resolveFileOptions(options: FileLockProviderOptions): ResolvedFileOptions {
-  if (typeof options !== 'object' || options === null) {
-    throw new InvalidArgumentError('File lock provider options must be an object');
-  }
-  for (const key of Object.keys(options)) {
-    if (!knownKeys.has(key)) {
-      throw new InvalidArgumentError(
-        `Unknown option "${key}" (known: ${[...knownKeys].join(', ')})`,
-      );
-    }
-  }
-  const namespace = options.namespace ?? '';
-  if (typeof namespace !== 'string') throw new InvalidArgumentError('namespace must be a string');
+  checkOptionKeys(options, knownKeys, 'file lock provider');
+  const namespace = stringOption('namespace', options.namespace, '');
   const directory = resolveDirectory(options.directory);
-  const leaseMs = options.leaseMs ?? 30_000;
-  if (
-    typeof leaseMs !== 'number' ||
-    !Number.isInteger(leaseMs) ||
-    leaseMs < 100 ||
-    leaseMs > MAX_TIMEOUT_MS
-  ) {
-    throw new InvalidArgumentError(
-      `leaseMs must be an integer from 100 to ${MAX_TIMEOUT_MS}, got ${String(leaseMs)}`,
-    );
-  }
-  const autoExtend = options.autoExtend ?? true;
-  if (typeof autoExtend !== 'boolean')
-    throw new InvalidArgumentError('autoExtend must be a boolean');
-  const pollIntervalMs = options.pollIntervalMs ?? Math.min(1000, leaseMs / 3);
-  if (
-    typeof pollIntervalMs !== 'number' ||
-    Number.isNaN(pollIntervalMs) ||
-    pollIntervalMs < 1 ||
-    pollIntervalMs > MAX_TIMEOUT_MS
-  ) {
-    throw new InvalidArgumentError(
-      `pollIntervalMs must be a number from 1 to ${MAX_TIMEOUT_MS}, got ${String(pollIntervalMs)}`,
-    );
-  }
+  const leaseMs = numberOption('leaseMs', options.leaseMs, { default: 30_000, min: 100 });
+  const autoExtend = booleanOption('autoExtend', options.autoExtend, true);
+  const pollIntervalMs = numberOption('pollIntervalMs', options.pollIntervalMs, {
+    default: Math.min(1000, leaseMs / 3),
+    min: 1,
+    integer: false,
+  });
   const io = options.io ?? 'sync';
   if (io !== 'sync' && io !== 'async') {
     throw new InvalidArgumentError(`io must be 'sync' or 'async', got ${String(io)}`);

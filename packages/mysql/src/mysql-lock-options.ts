@@ -1,4 +1,10 @@
-import { InvalidArgumentError, type LockProviderOptions } from '@lockkit/core';
+import {
+  checkOptionKeys,
+  InvalidArgumentError,
+  type LockProviderOptions,
+  numberOption,
+  stringOption,
+} from '@lockkit/core';
 import type { ConnectionOptions, Pool } from 'mysql2';
 
 /** A `mysql2` pool, callback (`mysql2`) or promise (`mysql2/promise`) flavour. */
@@ -94,7 +100,7 @@ export interface ResolvedMySqlOptions {
   readonly safetyPollMs: number;
 }
 
-const knownOptions = new Set([
+const knownOptions = [
   'namespace',
   'connection',
   'pool',
@@ -107,18 +113,13 @@ const knownOptions = new Set([
   'fencingTable',
   'maxReaders',
   'safetyPollMs',
-]);
+] as const;
 
 const tableName = /^(?:[A-Za-z0-9_$]{1,64}\.)?[A-Za-z0-9_$]{1,64}$/;
 
 /** Validates options (before any I/O) and fills in defaults. */
 export function resolveMySqlOptions(options: MySqlLockProviderOptions): ResolvedMySqlOptions {
-  if (typeof options !== 'object' || options === null) {
-    throw new InvalidArgumentError('MySQL lock provider options must be an object');
-  }
-  for (const key of Object.keys(options)) {
-    if (!knownOptions.has(key)) throw new InvalidArgumentError(`Unknown option "${key}"`);
-  }
+  checkOptionKeys(options, knownOptions, 'MySQL lock provider');
   const { connection, pool } = options;
   if ((connection === undefined) === (pool === undefined)) {
     throw new InvalidArgumentError('Pass exactly one of `connection` and `pool`');
@@ -126,22 +127,31 @@ export function resolveMySqlOptions(options: MySqlLockProviderOptions): Resolved
   if (connection !== undefined && typeof connection !== 'string' && !isObject(connection)) {
     throw new InvalidArgumentError('`connection` must be a URL string or mysql2 options');
   }
-  const namespace = options.namespace ?? '';
-  if (typeof namespace !== 'string') throw new InvalidArgumentError('`namespace` must be a string');
+  const namespace = stringOption('namespace', options.namespace, '');
   const fencing = options.fencing ?? 'table';
   if (fencing !== 'table' && fencing !== 'sequence') {
     throw new InvalidArgumentError("`fencing` must be 'table' or 'sequence'");
   }
-  const fencingTable =
-    options.fencingTable ??
-    (fencing === 'table' ? 'lockkit_fencing_tokens' : 'lockkit_fencing_sequence');
-  if (typeof fencingTable !== 'string' || !tableName.test(fencingTable)) {
+  const fencingTable = stringOption(
+    'fencingTable',
+    options.fencingTable,
+    fencing === 'table' ? 'lockkit_fencing_tokens' : 'lockkit_fencing_sequence',
+  );
+  if (!tableName.test(fencingTable)) {
     throw new InvalidArgumentError(
       '`fencingTable` must be a table name ([A-Za-z0-9_$], optionally schema-qualified)',
     );
   }
-  const keepaliveIntervalMs = integer(options, 'keepaliveIntervalMs', 5000, 10, 3_600_000);
-  const sessionTimeoutSeconds = integer(options, 'sessionTimeoutSeconds', 30, 1, 31_536_000);
+  const keepaliveIntervalMs = numberOption('keepaliveIntervalMs', options.keepaliveIntervalMs, {
+    default: 5000,
+    min: 10,
+    max: 3_600_000,
+  });
+  const sessionTimeoutSeconds = numberOption(
+    'sessionTimeoutSeconds',
+    options.sessionTimeoutSeconds,
+    { default: 30, min: 1, max: 31_536_000 },
+  );
   if (sessionTimeoutSeconds * 1000 <= keepaliveIntervalMs) {
     throw new InvalidArgumentError(
       '`sessionTimeoutSeconds` must be longer than `keepaliveIntervalMs`, or idle holders are cut off',
@@ -151,15 +161,31 @@ export function resolveMySqlOptions(options: MySqlLockProviderOptions): Resolved
     namespace,
     connection,
     pool: pool === undefined ? undefined : unwrapPool(pool),
-    sharedConnections: integer(options, 'sharedConnections', 4, 1, 1000),
-    idleConnections: integer(options, 'idleConnections', 2, 0, 1000),
+    sharedConnections: numberOption('sharedConnections', options.sharedConnections, {
+      default: 4,
+      min: 1,
+      max: 1000,
+    }),
+    idleConnections: numberOption('idleConnections', options.idleConnections, {
+      default: 2,
+      min: 0,
+      max: 1000,
+    }),
     keepaliveIntervalMs,
-    keepaliveTimeoutMs: integer(options, 'keepaliveTimeoutMs', 2000, 10, 3_600_000),
+    keepaliveTimeoutMs: numberOption('keepaliveTimeoutMs', options.keepaliveTimeoutMs, {
+      default: 2000,
+      min: 10,
+      max: 3_600_000,
+    }),
     sessionTimeoutSeconds,
     fencing,
     fencingTable,
-    maxReaders: integer(options, 'maxReaders', 64, 1, 1024),
-    safetyPollMs: integer(options, 'safetyPollMs', 1000, 10, 3_600_000),
+    maxReaders: numberOption('maxReaders', options.maxReaders, { default: 64, min: 1, max: 1024 }),
+    safetyPollMs: numberOption('safetyPollMs', options.safetyPollMs, {
+      default: 1000,
+      min: 10,
+      max: 3_600_000,
+    }),
   });
 }
 
@@ -169,20 +195,6 @@ function unwrapPool(pool: MySqlPoolLike): Pool {
     throw new InvalidArgumentError('`pool` must be a mysql2 pool (mysql2 or mysql2/promise)');
   }
   return candidate as Pool;
-}
-
-function integer(
-  options: MySqlLockProviderOptions,
-  key: keyof MySqlLockProviderOptions,
-  fallback: number,
-  min: number,
-  max: number,
-): number {
-  const value = options[key] ?? fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new InvalidArgumentError(`\`${key}\` must be an integer from ${min} to ${max}`);
-  }
-  return value;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -1,4 +1,11 @@
-import { InvalidArgumentError, type LockProviderOptions, MAX_TIMEOUT_MS } from '@lockkit/core';
+import {
+  booleanOption,
+  checkOptionKeys,
+  InvalidArgumentError,
+  type LockProviderOptions,
+  numberOption,
+  stringOption,
+} from '@lockkit/core';
 import type pg from 'pg';
 
 /** Options of {@link createPostgresLockProvider}. Validated at construction, before any I/O. */
@@ -96,7 +103,7 @@ export interface ResolvedPostgresOptions {
   readonly createFencingSequence: boolean;
 }
 
-const knownKeys = new Set([
+const knownKeys = [
   'namespace',
   'connection',
   'pool',
@@ -109,28 +116,15 @@ const knownKeys = new Set([
   'fencingSequence',
   'createFencingSequence',
   'applicationName',
-]);
+] as const;
 
 /** Validates options (throws InvalidArgumentError) and fills in defaults. */
 export function resolvePostgresOptions(
   options: PostgresLockProviderOptions,
 ): ResolvedPostgresOptions {
-  if (typeof options !== 'object' || options === null) {
-    throw new InvalidArgumentError('PostgreSQL lock provider options must be an object');
-  }
-  for (const key of Object.keys(options)) {
-    if (!knownKeys.has(key)) {
-      throw new InvalidArgumentError(
-        `Unknown option "${key}" (known: ${[...knownKeys].join(', ')})`,
-      );
-    }
-  }
-  const namespace = options.namespace ?? '';
-  if (typeof namespace !== 'string') throw new InvalidArgumentError('namespace must be a string');
-  const applicationName = options.applicationName ?? 'lockkit';
-  if (typeof applicationName !== 'string') {
-    throw new InvalidArgumentError('applicationName must be a string');
-  }
+  checkOptionKeys(options, knownKeys, 'PostgreSQL lock provider');
+  const namespace = stringOption('namespace', options.namespace, '');
+  const applicationName = stringOption('applicationName', options.applicationName, 'lockkit');
   const { pool } = options;
   if ((options.connection === undefined) === (pool === undefined)) {
     throw new InvalidArgumentError('Give exactly one of `connection` (URL or options) and `pool`');
@@ -138,24 +132,53 @@ export function resolvePostgresOptions(
   if (pool !== undefined && !isPool(pool)) {
     throw new InvalidArgumentError('pool must be a pg.Pool');
   }
-  const fencingSequence = options.fencingSequence ?? 'lockkit_fencing_token';
-  if (typeof fencingSequence !== 'string' || fencingSequence.trim() === '') {
+  const fencingSequence = stringOption(
+    'fencingSequence',
+    options.fencingSequence,
+    'lockkit_fencing_token',
+  );
+  if (fencingSequence.trim() === '') {
     throw new InvalidArgumentError('fencingSequence must be a non-empty string');
   }
-  const createFencingSequence = options.createFencingSequence ?? true;
-  if (typeof createFencingSequence !== 'boolean') {
-    throw new InvalidArgumentError('createFencingSequence must be a boolean');
-  }
+  const createFencingSequence = booleanOption(
+    'createFencingSequence',
+    options.createFencingSequence,
+    true,
+  );
   return Object.freeze({
     namespace,
     connection: resolveConnection(options.connection, applicationName),
     pool,
-    sharedConnections: integerIn('sharedConnections', options.sharedConnections, 4, 1, 100),
-    maxWaitConnections: integerIn('maxWaitConnections', options.maxWaitConnections, 8, 1, 1000),
-    idleTimeoutMs: numberIn('idleTimeoutMs', options.idleTimeoutMs, 5000, 0),
-    keepaliveIntervalMs: numberIn('keepaliveIntervalMs', options.keepaliveIntervalMs, 5000, 10),
-    keepaliveTimeoutMs: numberIn('keepaliveTimeoutMs', options.keepaliveTimeoutMs, 5000, 10),
-    pollIntervalMs: numberIn('pollIntervalMs', options.pollIntervalMs, 500, 10),
+    sharedConnections: numberOption('sharedConnections', options.sharedConnections, {
+      default: 4,
+      min: 1,
+      max: 100,
+    }),
+    maxWaitConnections: numberOption('maxWaitConnections', options.maxWaitConnections, {
+      default: 8,
+      min: 1,
+      max: 1000,
+    }),
+    idleTimeoutMs: numberOption('idleTimeoutMs', options.idleTimeoutMs, {
+      default: 5000,
+      min: 0,
+      integer: false,
+    }),
+    keepaliveIntervalMs: numberOption('keepaliveIntervalMs', options.keepaliveIntervalMs, {
+      default: 5000,
+      min: 10,
+      integer: false,
+    }),
+    keepaliveTimeoutMs: numberOption('keepaliveTimeoutMs', options.keepaliveTimeoutMs, {
+      default: 5000,
+      min: 10,
+      integer: false,
+    }),
+    pollIntervalMs: numberOption('pollIntervalMs', options.pollIntervalMs, {
+      default: 500,
+      min: 10,
+      integer: false,
+    }),
     fencingSequence,
     createFencingSequence,
   });
@@ -200,32 +223,4 @@ function isPool(value: unknown): value is pg.Pool {
     typeof (value as pg.Pool).end === 'function' &&
     typeof (value as pg.Pool).query === 'function'
   );
-}
-
-function integerIn(
-  name: string,
-  value: unknown,
-  fallback: number,
-  min: number,
-  max: number,
-): number {
-  const resolved = numberIn(name, value, fallback, min, max);
-  if (!Number.isInteger(resolved)) throw new InvalidArgumentError(`${name} must be an integer`);
-  return resolved;
-}
-
-function numberIn(
-  name: string,
-  value: unknown,
-  fallback: number,
-  min: number,
-  max: number = MAX_TIMEOUT_MS,
-): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || Number.isNaN(value) || value < min || value > max) {
-    throw new InvalidArgumentError(
-      `${name} must be a number from ${min} to ${max}, got ${String(value)}`,
-    );
-  }
-  return value;
 }

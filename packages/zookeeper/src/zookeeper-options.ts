@@ -1,4 +1,11 @@
-import { InvalidArgumentError, type LockProviderOptions, MAX_TIMEOUT_MS } from '@lockkit/core';
+import {
+  booleanOption,
+  checkOptionKeys,
+  InvalidArgumentError,
+  type LockProviderOptions,
+  numberOption,
+  stringOption,
+} from '@lockkit/core';
 import type { ZooKeeperAcl, ZooKeeperClient } from './zookeeper-client.js';
 
 /** Credentials for `addAuthInfo`, e.g. `{ scheme: 'digest', auth: 'user:password' }`. */
@@ -89,7 +96,7 @@ export interface ResolvedZooKeeperOptions {
   readonly auth: readonly { readonly scheme: string; readonly auth: Buffer }[];
 }
 
-const known = new Set([
+const known = [
   'namespace',
   'connectionString',
   'client',
@@ -101,36 +108,36 @@ const known = new Set([
   'parentCleanupDelayMs',
   'acl',
   'auth',
-]);
+] as const;
 
 /** Validates `options` (before any I/O) and fills in defaults. */
 export function resolveOptions(options: ZooKeeperLockProviderOptions): ResolvedZooKeeperOptions {
-  if (typeof options !== 'object' || options === null) {
-    throw new InvalidArgumentError('options must be an object');
-  }
-  for (const key of Object.keys(options)) {
-    if (!known.has(key)) throw new InvalidArgumentError(`unknown option "${key}"`);
-  }
+  checkOptionKeys(options, known, 'ZooKeeper lock provider');
   const { connectionString, client } = options;
   if ((connectionString === undefined) === (client === undefined)) {
     throw new InvalidArgumentError('give exactly one of connectionString and client');
   }
-  if (client !== undefined && (typeof client !== 'object' || typeof client.create !== 'function')) {
+  if (
+    client !== undefined &&
+    (typeof client !== 'object' || client === null || typeof client.create !== 'function')
+  ) {
     throw new InvalidArgumentError('client must be a node-zookeeper-client Client');
   }
-  const namespace = options.namespace ?? '';
-  if (typeof namespace !== 'string') throw new InvalidArgumentError('namespace must be a string');
-  const sessionTimeoutMs = duration('sessionTimeoutMs', options.sessionTimeoutMs, 10_000, 100);
+  const namespace = stringOption('namespace', options.namespace, '');
+  const sessionTimeoutMs = numberOption('sessionTimeoutMs', options.sessionTimeoutMs, {
+    default: 10_000,
+    min: 100,
+  });
+  if (options.auth !== undefined && !Array.isArray(options.auth)) {
+    throw new InvalidArgumentError('auth must be an array of { scheme, auth } entries');
+  }
   const auth = (options.auth ?? []).map((entry) => credentials(entry));
   if (client !== undefined && auth.length > 0) {
     throw new InvalidArgumentError(
       'auth applies to clients lockkit creates; add it to your client',
     );
   }
-  const assumePathExists = options.assumePathExists ?? false;
-  if (typeof assumePathExists !== 'boolean') {
-    throw new InvalidArgumentError('assumePathExists must be a boolean');
-  }
+  const assumePathExists = booleanOption('assumePathExists', options.assumePathExists, false);
   const acl = options.acl;
   if (acl !== undefined && (!Array.isArray(acl) || acl.length === 0)) {
     throw new InvalidArgumentError('acl must be a non-empty array of ACL entries');
@@ -139,33 +146,21 @@ export function resolveOptions(options: ZooKeeperLockProviderOptions): ResolvedZ
     namespace,
     connectionString: connectionString === undefined ? undefined : servers(connectionString),
     client,
-    basePath: basePath(options.basePath ?? '/lockkit'),
+    basePath: basePath(stringOption('basePath', options.basePath, '/lockkit')),
     assumePathExists,
     sessionTimeoutMs,
-    operationTimeoutMs: duration(
-      'operationTimeoutMs',
-      options.operationTimeoutMs,
-      sessionTimeoutMs,
-      1,
-    ),
-    spinDelayMs: duration('spinDelayMs', options.spinDelayMs, 200, 0),
-    parentCleanupDelayMs: duration('parentCleanupDelayMs', options.parentCleanupDelayMs, 1000, 0),
+    operationTimeoutMs: numberOption('operationTimeoutMs', options.operationTimeoutMs, {
+      default: sessionTimeoutMs,
+      min: 1,
+    }),
+    spinDelayMs: numberOption('spinDelayMs', options.spinDelayMs, { default: 200, min: 0 }),
+    parentCleanupDelayMs: numberOption('parentCleanupDelayMs', options.parentCleanupDelayMs, {
+      default: 1000,
+      min: 0,
+    }),
     acl: acl === undefined ? undefined : Object.freeze([...acl]),
     auth: Object.freeze(auth),
   });
-}
-
-function duration(name: string, value: unknown, fallback: number, min: number): number {
-  if (value === undefined) return fallback;
-  if (
-    typeof value !== 'number' ||
-    !Number.isInteger(value) ||
-    value < min ||
-    value > MAX_TIMEOUT_MS
-  ) {
-    throw new InvalidArgumentError(`${name} must be an integer in [${min}, ${MAX_TIMEOUT_MS}] ms`);
-  }
-  return value;
 }
 
 function servers(value: unknown): string {
@@ -182,8 +177,7 @@ function servers(value: unknown): string {
   return stripped;
 }
 
-function basePath(value: unknown): string {
-  if (typeof value !== 'string') throw new InvalidArgumentError('basePath must be a string');
+function basePath(value: string): string {
   if (value === '/') return value;
   const parts = value.split('/');
   const valid =

@@ -21,6 +21,8 @@ describe('provider options', () => {
     ['a NaN cleanup delay', { connectionString: url, parentCleanupDelayMs: Number.NaN }],
     ['an empty acl', { connectionString: url, acl: [] }],
     ['auth without a scheme', { connectionString: url, auth: [{ scheme: '', auth: 'x' }] }],
+    ['auth that is not an array', { connectionString: url, auth: { scheme: 'digest', auth: 'x' } }],
+    ['a null client', { client: null }],
     ['a non-boolean assumePathExists', { connectionString: url, assumePathExists: 'yes' }],
     ['an unknown option', { connectionString: url, sessionTimeout: 1000 }],
   ])('rejects %s with InvalidArgumentError, before any I/O', (_label, options) => {
