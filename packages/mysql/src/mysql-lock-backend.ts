@@ -122,6 +122,7 @@ export class MySqlLockBackend implements LockBackend<MySqlGrant> {
     );
     if (attempted) return attempted;
     if (wait.deadline === Number.NEGATIVE_INFINITY || now() >= wait.deadline) return null;
+    wait.waiting();
     const leave = await this.#line.enter(keys.base, wait.signal).catch(() => undefined);
     if (!leave) return null;
     try {

@@ -214,6 +214,7 @@ export class ZooKeeperLockBackend implements LockBackend<ZooKeeperGrant> {
           if (data === null) continue; // gone already: look again
           if (request.kind === 'semaphore' && data.equals(ACQUIRED_MARKER)) continue;
         }
+        wait.waiting();
         await waitForWake(wake, wait.signal, session);
         if (wait.signal.aborted) return null;
       }

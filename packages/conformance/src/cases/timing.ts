@@ -1,4 +1,5 @@
-import { LockTimeoutError } from '@lockkit/core';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { channelNames, LockTimeoutError } from '@lockkit/core';
 import { describe, expect, it } from 'vitest';
 import { acquirerFor, type Fixture, type Subject, track } from '../support.js';
 
@@ -28,6 +29,24 @@ export function timingCases(fx: Fixture, subject: Subject): void {
       elapsed = performance.now() - started;
       expect(elapsed).toBeGreaterThanOrEqual(195);
       expect(elapsed).toBeLessThanOrEqual(fx.ms(500));
+    });
+
+    it('a blocked acquire publishes lockkit:wait for its lock', async () => {
+      const { name, contender } = await blocked('wait-event');
+      const seen = new Promise<unknown>((resolve) => {
+        const listener = (message: unknown): void => {
+          // endsWith: a name-prefix decorator publishes the provider-level (prefixed) name.
+          if (!(message as { name?: string }).name?.endsWith(name)) return;
+          unsubscribe(channelNames.wait, listener);
+          resolve(message);
+        };
+        subscribe(channelNames.wait, listener);
+      });
+      const controller = new AbortController();
+      const waiting = contender.acquire({ signal: controller.signal }).catch(() => undefined);
+      expect(await seen).toMatchObject({ kind: subject.spec.kind });
+      controller.abort();
+      await waiting;
     });
 
     it('timeout 0 is a single attempt', async () => {

@@ -50,6 +50,7 @@ export class MemoryBackend implements LockBackend<MemoryGrant> {
     if (wait.deadline === Number.NEGATIVE_INFINITY || wait.signal.aborted) {
       return Promise.resolve(null);
     }
+    wait.waiting();
     return new Promise((resolve) => {
       const onAbort = (): void => {
         withdraw();
