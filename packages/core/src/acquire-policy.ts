@@ -147,7 +147,7 @@ async function waitForChange(
   const local = new AbortController();
   const onAbort = (): void => local.abort(signal.reason);
   signal.addEventListener('abort', onAbort, { once: true });
-  const poll = delay(jitter(pollMs), local.signal);
+  const poll = delay(jitter(pollMs), local.signal, true); // the caller awaits this wait
   const notified = watch?.next(local.signal);
   poll.catch(noop);
   notified?.catch(noop);

@@ -5,9 +5,11 @@ export function now(): number {
 
 /**
  * Resolves after `ms`, or rejects with `signal.reason` as soon as `signal` aborts. The timer
- * is unref'd and always cleared, so it never keeps a process alive or leaks.
+ * is always cleared, so it never leaks; it is unref'd (never keeps a process alive) unless
+ * `keepAlive` is set — a caller awaiting a lock is work in progress, so its waits keep the
+ * process alive, while background timers do not.
  */
-export function delay(ms: number, signal?: AbortSignal): Promise<void> {
+export function delay(ms: number, signal?: AbortSignal, keepAlive = false): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
       reject(signal.reason);
@@ -21,7 +23,7 @@ export function delay(ms: number, signal?: AbortSignal): Promise<void> {
       signal?.removeEventListener('abort', onAbort);
       resolve();
     }, ms);
-    timer.unref();
+    if (!keepAlive) timer.unref();
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
