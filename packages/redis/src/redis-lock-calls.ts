@@ -1,0 +1,149 @@
+import type { LockRequest } from '@lockkit/core';
+import type { RedisLockKeys } from './redis-keys.js';
+import {
+  acquireMutex,
+  acquireRead,
+  acquireSemaphore,
+  acquireWrite,
+} from './scripts/acquire-scripts.js';
+import type { LuaScript } from './scripts/lua-script.js';
+import {
+  extendMember,
+  extendString,
+  releaseMember,
+  releaseString,
+  unregisterWaiter,
+  withdrawWriter,
+} from './scripts/release-scripts.js';
+
+/** A script with its KEYS and ARGV, ready to run on a node. */
+export interface ScriptCall {
+  readonly script: LuaScript;
+  readonly keys: readonly string[];
+  readonly args: readonly (string | number)[];
+}
+
+/** A waiting writer's marker: its id and how long it lasts without a refresh (0 = none). */
+export interface WriterMarker {
+  readonly waiterId: string;
+  readonly markerMs: number;
+}
+
+/**
+ * This provider's entry in a mutex's or semaphore's waiters set: its id, how long a
+ * registration lasts (0 = do not register: the request is not waiting), and whether a grant
+ * leaves the provider without waiters for the lock (then the grant unregisters it).
+ */
+export interface WaiterRegistration {
+  readonly providerId: string;
+  readonly registerMs: number;
+  readonly last: boolean;
+}
+
+/** The acquire script of a request's kind. */
+export function acquireCall(
+  request: LockRequest,
+  keys: RedisLockKeys,
+  token: string,
+  leaseMs: number,
+  marker: WriterMarker,
+  waiter: WaiterRegistration,
+): ScriptCall {
+  const cancel = keys.cancel(token);
+  const { providerId, registerMs } = waiter;
+  const last = waiter.last ? '1' : '0';
+  switch (request.kind) {
+    case 'mutex':
+      return {
+        script: acquireMutex,
+        keys: [keys.lock, keys.fence, cancel, keys.waiters],
+        args: [token, leaseMs, providerId, registerMs, last],
+      };
+    case 'semaphore':
+      return {
+        script: acquireSemaphore,
+        keys: [keys.lock, keys.fence, cancel, keys.waiters],
+        args: [token, leaseMs, request.maxCount, providerId, registerMs, last],
+      };
+    case 'read':
+      return {
+        script: acquireRead,
+        keys: [keys.lock, keys.readers, keys.writersWaiting, keys.fence, cancel],
+        args: [token, leaseMs],
+      };
+    case 'write':
+      return {
+        script: acquireWrite,
+        keys: [keys.lock, keys.readers, keys.writersWaiting, keys.fence, cancel],
+        args: [token, leaseMs, marker.waiterId, marker.markerMs],
+      };
+  }
+}
+
+/** The key holding this kind's hold: a string (mutex, writer) or a sorted set (semaphore, reader). */
+function holdKey(request: LockRequest, keys: RedisLockKeys): string {
+  return request.kind === 'read' ? keys.readers : keys.lock;
+}
+
+function holdIsMember(request: LockRequest): boolean {
+  return request.kind === 'read' || request.kind === 'semaphore';
+}
+
+/** Mutex and semaphore releases wake one waiting provider; RW releases wake every waiter. */
+export function wakesOneProvider(request: LockRequest): boolean {
+  return request.kind === 'mutex' || request.kind === 'semaphore';
+}
+
+/**
+ * Token-checked release. `channel` is the node's (prefixed) channel; `tombstoneMs` > 0 leaves
+ * a cancel marker when the hold is not found (undoing an attempt whose outcome is unknown);
+ * `fenceFloor` raises the fencing counter (Redlock).
+ */
+export function releaseCall(
+  request: LockRequest,
+  keys: RedisLockKeys,
+  token: string,
+  channel: string,
+  tombstoneMs: number,
+  fenceFloor: string,
+): ScriptCall {
+  return {
+    script: holdIsMember(request) ? releaseMember : releaseString,
+    keys: [holdKey(request, keys), keys.fence, keys.cancel(token), keys.waiters],
+    args: [token, channel, tombstoneMs, fenceFloor, wakesOneProvider(request) ? '1' : '0'],
+  };
+}
+
+/** Token-checked lease extension to `leaseMs` from now. */
+export function extendCall(
+  request: LockRequest,
+  keys: RedisLockKeys,
+  token: string,
+  leaseMs: number,
+  fenceFloor: string,
+): ScriptCall {
+  return {
+    script: holdIsMember(request) ? extendMember : extendString,
+    keys: [holdKey(request, keys), keys.fence],
+    args: [token, leaseMs, fenceFloor],
+  };
+}
+
+/** A provider has no more waiters for a mutex or semaphore (`passOn`: wake the next provider). */
+export function unregisterCall(
+  keys: RedisLockKeys,
+  providerId: string,
+  channel: string,
+  passOn: boolean,
+): ScriptCall {
+  return {
+    script: unregisterWaiter,
+    keys: [keys.waiters],
+    args: [providerId, channel, passOn ? '1' : '0'],
+  };
+}
+
+/** A waiting writer gives up: its marker goes and the readers it held back are woken. */
+export function withdrawCall(keys: RedisLockKeys, waiterId: string, channel: string): ScriptCall {
+  return { script: withdrawWriter, keys: [keys.writersWaiting], args: [waiterId, channel] };
+}

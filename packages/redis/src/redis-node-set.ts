@@ -1,0 +1,131 @@
+import { BackendUnavailableError, delay, now } from '@lockkit/core';
+import type { ScriptCall } from './redis-lock-calls.js';
+import type { RedisNodeSpec } from './redis-lock-options.js';
+import { RedisNode } from './redis-node.js';
+import { collectVotes, quorumOf, type Vote } from './redlock-quorum.js';
+
+/** Every node's answer so far (undefined: not answered when the outcome was decided). */
+export type Votes = readonly (Vote<unknown> | undefined)[];
+
+/**
+ * The nodes of a provider (one, or N independent Redlock nodes) and the ways an operation
+ * runs on them: voted (decided by a quorum), or in the background (cleanups, best effort).
+ */
+export class RedisNodeSet {
+  readonly nodes: readonly RedisNode[];
+  readonly majority: number;
+  readonly #commandTimeoutMs: number;
+  readonly #closing = new AbortController();
+
+  constructor(specs: readonly RedisNodeSpec[], commandTimeoutMs: number) {
+    this.nodes = specs.map((spec, index) => new RedisNode(spec, index));
+    this.majority = quorumOf(this.nodes.length);
+    this.#commandTimeoutMs = commandTimeoutMs;
+  }
+
+  get size(): number {
+    return this.nodes.length;
+  }
+
+  /**
+   * Runs a call on every node at once; resolves when `quorum` nodes said yes (`isYes`), when
+   * they no longer can, or when all answered. Stragglers finish in the background.
+   */
+  vote(
+    quorum: number,
+    callFor: (node: RedisNode) => ScriptCall,
+    isYes: (reply: unknown) => boolean,
+  ): Promise<Votes> {
+    if (this.nodes.length === 1) {
+      const node = this.nodes[0] as RedisNode;
+      const { script, keys, args } = callFor(node);
+      return node.run(script, keys, args, this.#commandTimeoutMs).then(
+        (value): Votes => [{ ok: true, value }],
+        (error: unknown): Votes => [{ ok: false, error }],
+      );
+    }
+    const attempts = this.nodes.map((node) => {
+      const { script, keys, args } = callFor(node);
+      return node.run(script, keys, args, this.#commandTimeoutMs);
+    });
+    const noLimit = this.nodes.length - quorum;
+    const { votes, settled } = collectVotes(attempts, (sofar) => {
+      let yes = 0;
+      let no = 0;
+      for (const vote of sofar) {
+        if (vote === undefined) continue;
+        if (vote.ok && isYes(vote.value)) yes += 1;
+        else no += 1;
+      }
+      return yes >= quorum || no > noLimit;
+    });
+    settled.catch(noop);
+    return votes;
+  }
+
+  /**
+   * For replies 1 (yes) / 0 (no): true when `quorum` nodes said yes, false when more than
+   * N − quorum definitively said no, undefined when failures leave it unknown.
+   */
+  verdict(quorum: number, votes: Votes): boolean | undefined {
+    let yes = 0;
+    let no = 0;
+    for (const vote of votes) {
+      if (vote?.ok && vote.value === 1) yes += 1;
+      else if (vote?.ok) no += 1;
+    }
+    if (yes >= quorum) return true;
+    if (no > this.nodes.length - quorum) return false;
+    return undefined;
+  }
+
+  /** The error for an operation that no quorum decided (node failures kept as the cause). */
+  unavailable(lockName: string, operation: string, votes: Votes): BackendUnavailableError {
+    const errors = votes.flatMap((vote) => (vote && !vote.ok ? [vote.error] : []));
+    if (this.nodes.length === 1 && errors[0] instanceof BackendUnavailableError) return errors[0];
+    return new BackendUnavailableError(
+      `Redis ${operation} of "${lockName}" reached no majority: ${errors.length} of ${this.nodes.length} nodes failed`,
+      { lockName, cause: new AggregateError(errors, 'Redis node errors') },
+    );
+  }
+
+  /** Runs a call on each node for which `skip` is false, best effort, in the background. */
+  everywhere(callFor: (node: RedisNode) => ScriptCall, skip: (index: number) => boolean): void {
+    this.nodes.forEach((node, index) => {
+      if (skip(index)) return;
+      const { script, keys, args } = callFor(node);
+      node.run(script, keys, args, this.#commandTimeoutMs).catch(noop);
+    });
+  }
+
+  /**
+   * A cleanup that must reach `node` (undoing an attempt): retried until it got through, for
+   * up to `giveUpAfterMs` or until close. It is written after the attempt on the same
+   * connection, so the server runs it after the attempt.
+   */
+  persist(node: RedisNode, { script, keys, args }: ScriptCall, giveUpAfterMs: number): void {
+    const closing = this.#closing.signal;
+    const giveUpAt = now() + giveUpAfterMs;
+    const attempt = async (): Promise<void> => {
+      for (;;) {
+        try {
+          await node.run(script, keys, args, this.#commandTimeoutMs);
+          return;
+        } catch {
+          if (closing.aborted || now() > giveUpAt) return;
+          await delay(this.#commandTimeoutMs, closing).catch(noop);
+          if (closing.aborted) return;
+        }
+      }
+    };
+    attempt().catch(noop);
+  }
+
+  /** Stops cleanup retries and closes owned clients (commands already written still run). */
+  close(): void {
+    this.#closing.abort();
+    for (const node of this.nodes) node.close();
+  }
+}
+
+function noop(): void {}

@@ -1,0 +1,203 @@
+import { BackendUnavailableError } from '@lockkit/core';
+import { type Cluster, Redis, type RedisOptions } from 'ioredis';
+import type { LuaScript } from './scripts/lua-script.js';
+
+/** An ioredis client: a standalone `Redis` or a `Cluster`. */
+export type RedisClient = Redis | Cluster;
+
+/**
+ * A node command failed. `mayHaveRun` is true when the command reached the socket and its
+ * outcome is unknown (reply timed out, connection dropped): an acquire must then be undone.
+ */
+export class NodeCommandError extends BackendUnavailableError {
+  readonly mayHaveRun: boolean;
+
+  constructor(message: string, mayHaveRun: boolean, cause?: unknown) {
+    super(message, { cause });
+    this.name = 'BackendUnavailableError';
+    this.mayHaveRun = mayHaveRun;
+  }
+}
+
+/** Options lockkit forces on clients it creates: nothing is ever queued or replayed by ioredis. */
+const ownedClientOptions = {
+  lazyConnect: true,
+  enableOfflineQueue: false,
+  autoResendUnfulfilledCommands: false,
+  maxRetriesPerRequest: 0,
+} satisfies RedisOptions;
+
+/**
+ * One Redis node (or one Cluster) the provider talks to: runs scripts with a per-command
+ * deadline, only on a ready connection (so no command of ours waits in ioredis's offline
+ * queue past its deadline), EVALSHA with an EVAL fallback on NOSCRIPT.
+ */
+export class RedisNode {
+  readonly client: RedisClient;
+  /** True when the provider created (and so closes) the client. */
+  readonly owned: boolean;
+  /** The client's `keyPrefix`: ioredis prefixes KEYS, but channels we must prefix ourselves. */
+  readonly keyPrefix: string;
+  readonly label: string;
+  /** Settles when the connection is next ready (true) or closed for good (false); shared by all waiting commands. */
+  #ready: Promise<boolean> | undefined;
+
+  constructor(spec: string | RedisOptions | RedisClient, index: number) {
+    if (typeof spec === 'string' || !isRedisClient(spec)) {
+      this.client =
+        typeof spec === 'string'
+          ? new Redis(spec, ownedClientOptions)
+          : new Redis({ ...spec, ...ownedClientOptions });
+      this.owned = true;
+      this.client.on('error', noop); // failures surface per command; never an unhandled 'error' event
+    } else {
+      this.client = spec;
+      this.owned = false;
+    }
+    const options = this.client.options as { keyPrefix?: string | undefined };
+    this.keyPrefix = options.keyPrefix ?? '';
+    this.label = `node ${index}`;
+  }
+
+  /** Runs `script` within `timeoutMs`; rejects with {@link NodeCommandError} on any failure. */
+  run(
+    script: LuaScript,
+    keys: readonly string[],
+    args: readonly (string | number)[],
+    timeoutMs: number,
+  ): Promise<unknown> {
+    if (this.client.status === 'ready') return this.#runWithDeadline(script, keys, args, timeoutMs);
+    const started = performance.now();
+    return this.#whenReady(timeoutMs).then(() =>
+      this.#runWithDeadline(script, keys, args, timeoutMs - (performance.now() - started)),
+    );
+  }
+
+  /**
+   * Closes an owned client (never an injected one): QUIT, so commands already written are
+   * still answered, then the socket closes; forced after a second if the server is silent.
+   */
+  close(): void {
+    if (!this.owned) return;
+    const client = this.client;
+    if (client.status !== 'ready') {
+      client.disconnect();
+      return;
+    }
+    const force = setTimeout(() => client.disconnect(), 1000);
+    force.unref();
+    client.quit().then(
+      () => clearTimeout(force),
+      () => {
+        clearTimeout(force);
+        client.disconnect();
+      },
+    );
+  }
+
+  #runWithDeadline(
+    script: LuaScript,
+    keys: readonly string[],
+    args: readonly (string | number)[],
+    timeoutMs: number,
+  ): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () => {
+          reject(
+            new NodeCommandError(
+              `Redis ${this.label} did not answer ${script.name} within ${Math.round(timeoutMs)} ms`,
+              true,
+            ),
+          );
+        },
+        Math.max(1, timeoutMs),
+      );
+      this.#send(script, keys, args).then(
+        (reply) => {
+          clearTimeout(timer);
+          resolve(reply);
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          const replied = error instanceof Error && error.name === 'ReplyError';
+          reject(
+            new NodeCommandError(
+              `Redis ${this.label} failed ${script.name}: ${messageOf(error)}`,
+              !replied,
+              error,
+            ),
+          );
+        },
+      );
+    });
+  }
+
+  #send(
+    script: LuaScript,
+    keys: readonly string[],
+    args: readonly (string | number)[],
+  ): Promise<unknown> {
+    const client = this.client as Redis;
+    return client.evalsha(script.sha, script.numberOfKeys, ...keys, ...args).catch((error) => {
+      if (!messageOf(error).startsWith('NOSCRIPT')) throw error;
+      return client.eval(script.lua, script.numberOfKeys, ...keys, ...args);
+    });
+  }
+
+  #whenReady(timeoutMs: number): Promise<void> {
+    const client = this.client;
+    if (client.status === 'wait') client.connect().catch(noop); // lazy client: connect on first use
+    if (client.status === 'end') {
+      return Promise.reject(new NodeCommandError(`Redis ${this.label}: connection closed`, false));
+    }
+    this.#ready ??= new Promise<boolean>((resolve) => {
+      const settle = (ready: boolean): void => {
+        client.off('ready', onReady);
+        client.off('end', onEnd);
+        this.#ready = undefined;
+        resolve(ready);
+      };
+      const onReady = (): void => settle(true);
+      const onEnd = (): void => settle(false);
+      client.once('ready', onReady);
+      client.once('end', onEnd);
+    });
+    const ready = this.#ready;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () => {
+          reject(
+            new NodeCommandError(
+              `Redis ${this.label} was not connected within ${Math.round(timeoutMs)} ms (status ${client.status})`,
+              false,
+            ),
+          );
+        },
+        Math.max(1, timeoutMs),
+      );
+      void ready.then((isReady) => {
+        clearTimeout(timer);
+        if (isReady) resolve();
+        else reject(new NodeCommandError(`Redis ${this.label}: connection closed`, false));
+      });
+    });
+  }
+}
+
+/** Duck-typed so clients from another copy of ioredis are accepted too. */
+export function isRedisClient(value: unknown): value is RedisClient {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as Redis).evalsha === 'function' &&
+    typeof (value as Redis).duplicate === 'function' &&
+    typeof (value as Redis).status === 'string'
+  );
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function noop(): void {}

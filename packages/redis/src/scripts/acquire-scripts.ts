@@ -1,0 +1,111 @@
+import { type LuaScript, luaScript, prelude } from './lua-script.js';
+
+/*
+ * Acquire scripts. Every one refuses an attempt whose cancel marker exists (the client gave up
+ * on this attempt before its reply arrived, see phantom-acquire safety in the README), prunes
+ * expired holders, and on success INCRs the never-deleted fencing counter.
+ *
+ * Mutex and semaphore attempts also keep the provider's entry in the lock's waiters set (so a
+ * release wakes one provider, not all): ARGV waiterId is the provider's id, registerMs > 0
+ * (re)registers it on a refused attempt, last = '1' unregisters it on a grant (no other waiter
+ * of this provider is left).
+ *
+ * Reply: a bulk string = granted, the fencing token; an integer >= 0 = busy, ms until the
+ * blocking hold runs out (a retry hint); -1 = busy without a hint; -3 = cancelled attempt.
+ */
+
+/** Mutex. KEYS: lock, fence, cancel, waiters. ARGV: token, leaseMs, waiterId, registerMs, last. */
+export const acquireMutex: LuaScript = luaScript(
+  'acquire-mutex',
+  4,
+  `${prelude('grant_token', 'register_waiter')}
+if redis.call('EXISTS', KEYS[3]) == 1 then return -3 end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  if ARGV[5] == '1' then redis.call('ZREM', KEYS[4], ARGV[3]) end
+  return grant_token(KEYS[2])
+end
+if tonumber(ARGV[4]) > 0 then register_waiter(KEYS[4], ARGV[3], ARGV[4]) end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then return -1 end
+return ttl
+`,
+);
+
+/**
+ * Semaphore: a sorted set of holders scored by their expiry (server ms); the key itself
+ * expires with its latest holder. KEYS: holders, fence, cancel, waiters.
+ * ARGV: token, leaseMs, maxCount, waiterId, registerMs, last.
+ */
+export const acquireSemaphore: LuaScript = luaScript(
+  'acquire-semaphore',
+  4,
+  `${prelude('grant_token', 'register_waiter', 'earliest_wait')}
+if redis.call('EXISTS', KEYS[3]) == 1 then return -3 end
+local now = server_now()
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[3]) then
+  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+  expire_at_latest(KEYS[1])
+  if ARGV[6] == '1' then redis.call('ZREM', KEYS[4], ARGV[4]) end
+  return grant_token(KEYS[2])
+end
+if tonumber(ARGV[5]) > 0 then register_waiter(KEYS[4], ARGV[4], ARGV[5]) end
+return earliest_wait(KEYS[1], now)
+`,
+);
+
+/**
+ * Reader of a RW lock: refused while a writer holds the lock or any writer is waiting (the
+ * writer-waiting set, scored by each marker's expiry, gives writer preference).
+ * KEYS: writer, readers, waiting writers, fence, cancel. ARGV: token, leaseMs.
+ */
+export const acquireRead: LuaScript = luaScript(
+  'acquire-read',
+  5,
+  `${prelude('server_now', 'grant_token', 'expire_at_latest', 'earliest_wait')}
+if redis.call('EXISTS', KEYS[5]) == 1 then return -3 end
+local writer = redis.call('PTTL', KEYS[1])
+if writer >= 0 then return writer end
+if writer == -1 then return -1 end
+local now = server_now()
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+local waiting = earliest_wait(KEYS[3], now)
+if waiting >= 0 then return waiting end
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[1])
+expire_at_latest(KEYS[2])
+return grant_token(KEYS[4])
+`,
+);
+
+/**
+ * Writer of a RW lock: granted when there is no writer and no live reader. A writer that will
+ * wait (markerMs > 0) leaves its marker in the waiting set so no new reader gets in; the
+ * marker expires on its own if the writer goes away, and is removed when it is granted.
+ * KEYS: writer, readers, waiting writers, fence, cancel. ARGV: token, leaseMs, waiterId, markerMs.
+ */
+export const acquireWrite: LuaScript = luaScript(
+  'acquire-write',
+  5,
+  `${prelude('server_now', 'grant_token', 'expire_at_latest', 'earliest_wait')}
+if redis.call('EXISTS', KEYS[5]) == 1 then return -3 end
+local now = server_now()
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+local hint = redis.call('PTTL', KEYS[1])
+if hint == -2 then
+  hint = earliest_wait(KEYS[2], now)
+  if hint < 0 then
+    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+    redis.call('ZREM', KEYS[3], ARGV[3])
+    return grant_token(KEYS[4])
+  end
+end
+local marker = tonumber(ARGV[4])
+if marker > 0 then
+  redis.call('ZADD', KEYS[3], now + marker, ARGV[3])
+  expire_at_latest(KEYS[3])
+end
+return hint
+`,
+);

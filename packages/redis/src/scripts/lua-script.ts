@@ -1,0 +1,102 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * A Lua script with its SHA-1, run with EVALSHA and re-sent with EVAL when the server answers
+ * NOSCRIPT (its script cache is per node and is flushed on restart and failover).
+ */
+export interface LuaScript {
+  /** Short name for error messages. */
+  readonly name: string;
+  readonly lua: string;
+  readonly sha: string;
+  readonly numberOfKeys: number;
+}
+
+/** Defines a script; `numberOfKeys` leading arguments are KEYS, the rest ARGV. */
+export function luaScript(name: string, numberOfKeys: number, lua: string): LuaScript {
+  return Object.freeze({
+    name,
+    lua,
+    sha: createHash('sha1').update(lua).digest('hex'),
+    numberOfKeys,
+  });
+}
+
+/**
+ * Lua helpers, included per script as needed (`prelude('grant_token', …)`). `server_now` is
+ * the server's clock in ms (TIME is safe in scripts: scripts replicate their effects since
+ * Redis 5). `raise_fence` lifts the never-deleted fencing counter to at least `floor` (a
+ * decimal string, compared as a string so counters beyond 2^53 stay exact): Redlock uses it to
+ * pull every node's counter up to the highest token handed out. `grant_token` INCRs the counter
+ * and returns it as a string (Lua numbers are doubles: beyond 10^14 it is read back with GET).
+ * Replies are only integers, bulk strings and arrays, which read the same under RESP2 and RESP3.
+ */
+const helpers = {
+  server_now: `
+local function server_now()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end`,
+  raise_fence: `
+local function raise_fence(key, floor)
+  if floor == '' then return end
+  local current = redis.call('GET', key) or '0'
+  if #current < #floor or (#current == #floor and current < floor) then
+    redis.call('SET', key, floor)
+  end
+end`,
+  grant_token: `
+local function grant_token(key)
+  local value = redis.call('INCR', key)
+  if value < 1e14 then return string.format('%d', value) end
+  return redis.call('GET', key)
+end`,
+  expire_at_latest: `
+local function expire_at_latest(key)
+  local latest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  if latest[2] then redis.call('PEXPIREAT', key, latest[2]) end
+end`,
+  earliest_wait: `
+local function earliest_wait(key, now)
+  local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  if first[2] then return math.max(0, tonumber(first[2]) - now) end
+  return -1
+end`,
+  // Waiting providers of a mutex or semaphore, scored by when their registration lapses.
+  register_waiter: `
+local function register_waiter(key, id, ms)
+  redis.call('ZADD', key, server_now() + tonumber(ms), id)
+  expire_at_latest(key)
+end`,
+  // Wakes the provider that waited longest without retrying, or everyone ('*'). A provider
+  // registers before it waits, so a mutex or semaphore nobody waits for publishes nothing.
+  wake_next: `
+local function wake_next(key, channel, targeted)
+  if targeted ~= '1' then
+    redis.call('PUBLISH', channel, '*')
+    return
+  end
+  if redis.call('EXISTS', key) == 0 then return end
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', server_now())
+  local first = redis.call('ZRANGE', key, 0, 0)
+  redis.call('PUBLISH', channel, first[1] or '*')
+end`,
+} as const;
+
+type Helper = keyof typeof helpers;
+
+const needs: Partial<Record<Helper, readonly Helper[]>> = {
+  register_waiter: ['server_now', 'expire_at_latest'],
+  wake_next: ['server_now'],
+};
+
+/** The Lua source of the named helpers and the helpers they use, in a valid order. */
+export function prelude(...names: readonly Helper[]): string {
+  const wanted = new Set<Helper>();
+  const add = (name: Helper): void => {
+    for (const dependency of needs[name] ?? []) add(dependency);
+    wanted.add(name);
+  };
+  for (const name of names) add(name);
+  return [...wanted].map((name) => helpers[name]).join('');
+}

@@ -1,0 +1,315 @@
+import { connect } from 'node:net';
+import { InvalidArgumentError, LockLostError } from '@lockkit/core';
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import {
+  createRedisLockProvider,
+  type RedisLockProvider,
+  type RedisLockProviderOptions,
+  redisLockKeys,
+} from '../src/index.js';
+import { semaphoreQuorumOf } from '../src/redlock-quorum.js';
+import { acquireMutex } from '../src/scripts/acquire-scripts.js';
+import { releaseString } from '../src/scripts/release-scripts.js';
+import { eventually, scaled, testLeaseMs } from './support.js';
+
+const urls = inject('lockkitServers').redisUrls;
+const url = urls[0]!;
+const opened: { close(): Promise<void> | void }[] = [];
+
+afterEach(async () => {
+  for (const resource of opened.splice(0).reverse()) await resource.close();
+});
+
+function provider(options: RedisLockProviderOptions = {}): RedisLockProvider {
+  const created = createRedisLockProvider({
+    nodes: url,
+    leaseMs: testLeaseMs,
+    commandTimeoutMs: 250,
+    ...options,
+  });
+  opened.push(created);
+  return created;
+}
+
+function client(options: { keyPrefix?: string } = {}): Redis {
+  const created = new Redis(url, options);
+  opened.push({ close: () => void created.disconnect() });
+  return created;
+}
+
+const keysOf = (name: string) => redisLockKeys('', 'mutex', name);
+const unique = (label: string): string => `${label}:${Math.random().toString(36).slice(2)}`;
+
+describe('options', () => {
+  it('rejects bad options at construction with InvalidArgumentError, before any I/O', () => {
+    const bad: unknown[] = [
+      { nodes: [] },
+      { nodes: 'http://localhost' },
+      { nodes: 'not a url' },
+      { nodes: [42] },
+      { nodes: ['redis://a:1', 'redis://a:1'] },
+      { leaseMs: 99 },
+      { leaseMs: 1000.5 },
+      { leaseMs: Number.NaN },
+      { leaseMs: 1000, commandTimeoutMs: 400 },
+      { commandTimeoutMs: 0 },
+      { pollIntervalMs: -1 },
+      { autoExtend: 'yes' },
+      { namespace: 7 },
+      { timeoutMs: 5 },
+    ];
+    for (const options of bad) {
+      expect(() => createRedisLockProvider(options as RedisLockProviderOptions)).toThrow(
+        InvalidArgumentError,
+      );
+    }
+  });
+
+  it('derives defaults from the lease and declares honest capabilities', () => {
+    const created = createRedisLockProvider({ nodes: 'redis://127.0.0.1:1' });
+    opened.push(created);
+    expect(created.leaseMs).toBe(30_000);
+    expect(created.capabilities).toMatchObject({ crossProcess: true, leases: true, fifo: false });
+    expect(created.capabilities.lostDetectionMs).toBeGreaterThanOrEqual(30_000);
+    expect(created.capabilities.abandonedReleaseMs).toBeGreaterThanOrEqual(30_000);
+  });
+
+  it('needs floor(N·k/(k+1))+1 nodes for a Redlock semaphore of k permits', () => {
+    expect(semaphoreQuorumOf(1, 5)).toBe(1);
+    expect(semaphoreQuorumOf(3, 1)).toBe(2);
+    expect(semaphoreQuorumOf(5, 1)).toBe(3);
+    expect(semaphoreQuorumOf(5, 2)).toBe(4);
+    expect(semaphoreQuorumOf(5, 4)).toBe(5);
+    expect(semaphoreQuorumOf(3, 3)).toBe(3);
+  });
+});
+
+describe('clients', () => {
+  it('never closes an injected client, and works through its keyPrefix (keys and channels)', async () => {
+    const prefixed = client({ keyPrefix: 'tenant-a:' });
+    const waiterClient = client({ keyPrefix: 'tenant-a:' });
+    const [p1, p2] = [
+      provider({ nodes: prefixed, pollIntervalMs: 60_000 }),
+      provider({
+        nodes: waiterClient,
+        pollIntervalMs: 60_000,
+        autoExtend: false,
+        leaseMs: 60_000,
+        commandTimeoutMs: 1000,
+      }),
+    ];
+    const name = unique('prefixed');
+    const holder = await p1.createLock(name).acquire();
+    const { lock } = keysOf(name);
+    const raw = client();
+    expect(await raw.exists(`tenant-a:${lock}`)).toBe(1);
+    expect(await raw.exists(lock)).toBe(0);
+    // The waiter's safety poll is a minute away: only the (prefixed) channel can wake it.
+    const waiting = p2.createLock(name).acquire({ timeout: 10_000 });
+    // Registered in the lock's waiters set: the waiter has subscribed, retried and now waits.
+    await eventually(async () => (await raw.zcard(`tenant-a:${keysOf(name).waiters}`)) === 1, 2000);
+    await eventually(async () => {
+      const reply = (await raw.pubsub('NUMSUB', `tenant-a:${keysOf(name).channel}`)) as unknown[];
+      return Number(reply[1]) === 1;
+    }, 2000);
+    const releasedAt = performance.now();
+    await holder.release();
+    const next = await waiting;
+    expect(performance.now() - releasedAt).toBeLessThan(scaled(100));
+    await next.release();
+    await p1.close();
+    await p2.close();
+    expect(prefixed.status).toBe('ready');
+    expect(await prefixed.ping()).toBe('PONG');
+  });
+
+  it('shares one subscriber connection per provider across all waiting names', async () => {
+    const raw = client();
+    const [holder, waiter] = [provider(), provider()];
+    const names = Array.from({ length: 9 }, (_, index) => unique(`sub-${index}`));
+    const channels = names.map((name) => keysOf(name).channel);
+    const held = await Promise.all(names.map((name) => holder.createLock(name).acquire()));
+    const waits = names.map((name) => waiter.createLock(name).acquire({ timeout: 5000 }));
+    for (const name of names) {
+      await eventually(async () => (await raw.zcard(keysOf(name).waiters)) === 1, 2000);
+    }
+    // Each channel has one subscriber, and one connection carries all nine.
+    expect(await subscriberCounts(raw, channels)).toEqual(channels.map(() => 1));
+    const list = (await raw.client('LIST')) as string;
+    expect(list.split('\n').filter((line) => /\bsub=9\b/.test(line))).toHaveLength(1);
+    for (const handle of held) await handle.release();
+    for (const handle of await Promise.all(waits)) await handle.release();
+    // Subscriptions linger for a poll interval after the last waiter, then go.
+    await eventually(async () => {
+      const counts = await subscriberCounts(raw, channels);
+      return counts.every((count) => count === 0);
+    }, 3000);
+  });
+
+  it('reloads its scripts after SCRIPT FLUSH (NOSCRIPT fallback)', async () => {
+    const raw = client();
+    const p1 = provider();
+    const name = unique('flush');
+    (await p1.createLock(name).acquire()).release();
+    await raw.script('FLUSH');
+    const handle = await p1.createLock(name).acquire({ timeout: 1000 });
+    expect(await handle.release()).toBe(true);
+  });
+});
+
+async function subscriberCounts(raw: Redis, channels: readonly string[]): Promise<number[]> {
+  const reply = (await raw.pubsub('NUMSUB', ...channels)) as (string | number)[];
+  return reply.filter((_, index) => index % 2 === 1).map(Number);
+}
+
+describe('server-side state and fencing', () => {
+  it('leaves only the fencing counter behind after every kind is released', async () => {
+    const raw = client();
+    const p1 = provider();
+    const name = unique('state');
+    const handles = [
+      await p1.createLock(name).acquire(),
+      await p1.createReadWriteLock(name).acquireRead(),
+      await p1.createSemaphore(name, 3).acquire(),
+    ];
+    for (const handle of handles) expect(await handle.release()).toBe(true);
+    const rw = p1.createReadWriteLock(name);
+    expect(await (await rw.acquireWrite()).release()).toBe(true);
+    const left = [];
+    for (const kind of ['mutex', 'read', 'semaphore'] as const) {
+      const keys = redisLockKeys('', kind, name);
+      left.push(...(await raw.keys(`${keys.lock.replace(/[{}]/g, '\\$&')}*`)));
+    }
+    expect(left.sort()).toEqual(
+      (['mutex', 'read', 'semaphore'] as const)
+        .map((kind) => redisLockKeys('', kind, name).fence)
+        .sort(),
+    );
+  });
+
+  it('keeps fencing tokens exact beyond 2^53', async () => {
+    const raw = client();
+    const name = unique('big-token');
+    await raw.set(redisLockKeys('', 'mutex', name).fence, '9007199254740993');
+    const handle = await provider().createLock(name).acquire();
+    expect(handle.fencingToken).toBe(9007199254740994n);
+    await handle.release();
+  });
+
+  it('Redlock: the token is the maximum over the quorum, and release raises every node to it', async () => {
+    const raws = urls.slice(0, 3).map((nodeUrl) => {
+      const created = new Redis(nodeUrl);
+      opened.push({ close: () => void created.disconnect() });
+      return created;
+    });
+    const name = unique('converge');
+    const { fence } = redisLockKeys('', 'mutex', name);
+    // Node 0 lags behind: every majority still includes a node at 100.
+    await raws[1]!.set(fence, '100');
+    await raws[2]!.set(fence, '100');
+    const redlock = provider({ nodes: urls.slice(0, 3) });
+    const handle = await redlock.createLock(name).acquire();
+    expect(handle.fencingToken).toBe(101n);
+    await handle.release();
+    for (const raw of raws) {
+      await eventually(async () => BigInt((await raw.get(fence)) ?? '0') >= 101n, 1000);
+    }
+    const next = await redlock.createLock(name).acquire();
+    expect(next.fencingToken).toBe(102n);
+    await next.release();
+  });
+});
+
+describe('leases and waiting', () => {
+  it('autoExtend: false holds for one lease, then the signal aborts and the lock is free', async () => {
+    const p1 = provider({ autoExtend: false });
+    const p2 = provider({ pollIntervalMs: 60_000 });
+    const name = unique('fixed-lease');
+    const handle = await p1.createLock(name).acquire();
+    const acquiredAt = performance.now();
+    // No release is published: the waiter is woken by the blocking lease's expiry hint.
+    const next = await p2.createLock(name).acquire({ timeout: 5000 });
+    const waitedMs = performance.now() - acquiredAt;
+    expect(waitedMs).toBeGreaterThanOrEqual(testLeaseMs - 50);
+    expect(waitedMs).toBeLessThan(testLeaseMs + scaled(250));
+    await eventually(() => handle.signal.aborted, 500);
+    expect(LockLostError.isInstance(handle.signal.reason)).toBe(true);
+    expect(await handle.release()).toBe(false);
+    expect(await next.release()).toBe(true);
+  });
+
+  it('a writer that gives up withdraws its marker, so readers are not held back', async () => {
+    const [p1, p2, p3] = [provider(), provider(), provider()];
+    const name = unique('withdraw');
+    const reader = await p1.createReadWriteLock(name).acquireRead();
+    const controller = new AbortController();
+    const writer = p2.createReadWriteLock(name).acquireWrite({ signal: controller.signal });
+    await eventually(async () => {
+      const probe = await p3.createReadWriteLock(name).tryAcquireRead();
+      await probe?.release();
+      return probe === null;
+    }, 2000);
+    controller.abort(new Error('gave up'));
+    await expect(writer).rejects.toThrow('gave up');
+    const startedAt = performance.now();
+    const late = await p3.createReadWriteLock(name).acquireRead({ timeout: 2000 });
+    expect(performance.now() - startedAt).toBeLessThan(scaled(200)); // not the marker's expiry
+    await late.release();
+    await reader.release();
+  });
+
+  it('an expired semaphore holder is pruned inside the script', async () => {
+    const p1 = provider({ autoExtend: false });
+    const p2 = provider();
+    const name = unique('prune');
+    const first = await p1.createSemaphore(name, 1).acquire();
+    expect(await p2.createSemaphore(name, 1).tryAcquire()).toBeNull();
+    await eventually(() => first.signal.aborted, testLeaseMs + 500);
+    // The client stops vouching (drift allowance) just before the server's expiry.
+    const second = await p2.createSemaphore(name, 1).acquire({ timeout: 500 });
+    expect(await first.release()).toBe(false);
+    expect(await second.release()).toBe(true);
+  });
+});
+
+/** Sends `HELLO 3` (RESP3), then `command`, then PING, on a raw socket; returns `command`'s raw reply. */
+async function resp3Reply(target: string, command: readonly (string | number)[]): Promise<string> {
+  const { hostname, port } = new URL(target);
+  const encode = (parts: readonly (string | number)[]): string =>
+    `*${parts.length}\r\n${parts.map((part) => `$${Buffer.byteLength(String(part))}\r\n${part}\r\n`).join('')}`;
+  const socket = connect(Number(port), hostname);
+  let received = '';
+  try {
+    socket.write(encode(['HELLO', '3']) + encode(command) + encode(['PING']));
+    for await (const chunk of socket) {
+      received += String(chunk);
+      if (received.endsWith('+PONG\r\n')) break;
+    }
+  } finally {
+    socket.destroy();
+  }
+  const withoutPing = received.slice(0, -'+PONG\r\n'.length);
+  return /(\$\d+\r\n[^\r]*\r\n|:-?\d+\r\n|_\r\n|#[tf]\r\n)$/.exec(withoutPing)?.[0] ?? withoutPing;
+}
+
+describe('RESP3', () => {
+  it('every script reply is an integer or a bulk string under RESP3 too (same as RESP2)', async () => {
+    const name = unique('resp3');
+    const keys = keysOf(name);
+    const token = 'resp3-token';
+    const acquire = [acquireMutex.lua, 4, keys.lock, keys.fence, keys.cancel(token), keys.waiters];
+    expect(await resp3Reply(url, ['EVAL', ...acquire, token, 5000, 'p', 0, '0'])).toBe(
+      '$1\r\n1\r\n',
+    );
+    const busy = await resp3Reply(url, ['EVAL', ...acquire, 'other', 5000, 'p', 0, '0']);
+    expect(busy).toMatch(/^:\d+\r\n$/);
+    const release = [releaseString.lua, 4, keys.lock, keys.fence, keys.cancel(token), keys.waiters];
+    expect(await resp3Reply(url, ['EVAL', ...release, token, keys.channel, 0, '', '1'])).toBe(
+      ':1\r\n',
+    );
+    expect(await resp3Reply(url, ['EVAL', ...release, token, keys.channel, 0, '', '1'])).toBe(
+      ':0\r\n',
+    );
+  });
+});

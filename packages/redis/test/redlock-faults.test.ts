@@ -1,0 +1,265 @@
+import diagnostics from 'node:diagnostics_channel';
+import {
+  BackendUnavailableError,
+  channelNames,
+  delay,
+  type LockEvent,
+  type LockHandle,
+  LockLostError,
+} from '@lockkit/core';
+import { type ServerHandle, startRedisServers } from '@lockkit/testkit';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRedisLockProvider, type RedisLockProvider, redisLockKeys } from '../src/index.js';
+import { deleteHold, eventually, scaled, testLeaseMs } from './support.js';
+
+// Fault tests start their own servers: pausing or killing them must not disturb other files.
+let servers: ServerHandle[] = [];
+const providers: RedisLockProvider[] = [];
+const commandTimeoutMs = 200;
+
+beforeAll(async () => {
+  servers = await startRedisServers(3, { useEnvironment: false });
+});
+
+afterAll(async () => {
+  await Promise.all(providers.map((provider) => provider.close()));
+  await Promise.all(servers.map((server) => server.stop()));
+});
+
+function provider(
+  urls: readonly string[] = servers.map((server) => server.url),
+): RedisLockProvider {
+  const created = createRedisLockProvider({ nodes: urls, leaseMs: testLeaseMs, commandTimeoutMs });
+  providers.push(created);
+  return created;
+}
+
+/** Connects a provider's clients (acquire + release of a scratch lock) before a fault. */
+async function warm(target: RedisLockProvider): Promise<void> {
+  const handle = await target.createLock('warm-up').acquire({ timeout: 2000 });
+  await handle.release();
+}
+
+/** Resolves after `count` successful lease extensions of `handle` (diagnostics_channel). */
+function extensions(handle: LockHandle, count: number): Promise<void> {
+  return new Promise((resolve) => {
+    let seen = 0;
+    const onExtend = (message: unknown): void => {
+      const event = message as LockEvent;
+      if (event.fencingToken !== handle.fencingToken || event.name !== handle.name || !event.ok) {
+        return;
+      }
+      seen += 1;
+      if (seen < count) return;
+      diagnostics.unsubscribe(channelNames.extend, onExtend);
+      resolve();
+    };
+    diagnostics.subscribe(channelNames.extend, onExtend);
+  });
+}
+
+async function rawKeys(url: string, pattern: string): Promise<string[]> {
+  const client = new Redis(url);
+  try {
+    return await client.keys(pattern);
+  } finally {
+    client.disconnect();
+  }
+}
+
+describe('Redlock under faults', () => {
+  it('a paused (SIGSTOP) minority still grants and releases, promptly', async () => {
+    const [p1, p2] = [provider(), provider()];
+    const name = 'paused-minority';
+    await warm(p1);
+    await servers[0]!.pause();
+    try {
+      const started = performance.now();
+      const handle = await p1.createLock(name).acquire({ timeout: 2000 });
+      expect(performance.now() - started).toBeLessThan(scaled(commandTimeoutMs)); // majority decides, not the timeout
+      expect(await p2.createLock(name).tryAcquire()).toBeNull();
+      expect(await handle.release()).toBe(true);
+      const next = await p2.createLock(name).tryAcquire();
+      expect(next).not.toBeNull();
+      await next?.release();
+    } finally {
+      await servers[0]!.resume();
+    }
+    // The paused node ran the queued acquire and then the release: nothing is left behind.
+    const { lock } = redisLockKeys('', 'mutex', name);
+    await eventually(async () => (await rawKeys(servers[0]!.url, lock)).length === 0, 2000);
+  });
+
+  it('a paused majority: the attempt fails with BackendUnavailableError and leaves no phantom lock', async () => {
+    const [p1, p2] = [provider(), provider()];
+    const name = 'paused-majority';
+    await warm(p1);
+    await servers[0]!.pause();
+    await servers[1]!.pause();
+    let error: unknown;
+    const started = performance.now();
+    try {
+      error = await p1
+        .createLock(name)
+        .acquire({ timeout: 5000 })
+        .catch((e: unknown) => e);
+    } finally {
+      await servers[0]!.resume();
+      await servers[1]!.resume();
+    }
+    expect(BackendUnavailableError.isInstance(error)).toBe(true);
+    expect((error as Error).message).toMatch(/no majority/);
+    expect(performance.now() - started).toBeLessThan(commandTimeoutMs + scaled(500));
+    // On resume the paused nodes run the stale acquire, then its cancel: the lock is free.
+    const { lock } = redisLockKeys('', 'mutex', name);
+    for (const server of servers) {
+      await eventually(async () => (await rawKeys(server.url, lock)).length === 0, 2000);
+    }
+    const next = await p2.createLock(name).tryAcquire();
+    expect(next).not.toBeNull();
+    await next?.release();
+  });
+
+  it('a lease outlives 3× its TTL while extended, on one node and on three', async () => {
+    const setups = [[servers[0]!.url], servers.map((server) => server.url)];
+    await Promise.all(
+      setups.map(async (urls) => {
+        const [p1, p2] = [provider(urls), provider(urls)];
+        const handle = await p1.createSemaphore(`long-hold-${urls.length}`, 1).acquire();
+        await delay(3 * testLeaseMs + 200);
+        expect(handle.signal.aborted).toBe(false);
+        expect(await p2.createSemaphore(`long-hold-${urls.length}`, 1).tryAcquire()).toBeNull();
+        expect(await handle.release()).toBe(true);
+      }),
+    );
+  });
+
+  it('a hold deleted on a minority survives; deleted on a majority fires the lost signal', async () => {
+    const urls = servers.map((server) => server.url);
+    const [p1, p2] = [provider(urls), provider(urls)];
+    const handle = await p1.createLock('deleted').acquire();
+    await deleteHold(handle, urls.slice(0, 1));
+    await extensions(handle, 3); // a majority still holds it: extensions keep succeeding
+    expect(handle.signal.aborted).toBe(false);
+    await deleteHold(handle, urls.slice(1, 2));
+    const started = performance.now();
+    await eventually(() => handle.signal.aborted, p1.capabilities.lostDetectionMs);
+    expect(performance.now() - started).toBeLessThanOrEqual(
+      testLeaseMs / 3 + commandTimeoutMs + scaled(100),
+    );
+    expect(LockLostError.isInstance(handle.signal.reason)).toBe(true);
+    expect(await handle.release()).toBe(false);
+    const next = await p2.createLock('deleted').tryAcquire();
+    expect(next?.fencingToken).toBeGreaterThan(handle.fencingToken);
+    await next?.release();
+  });
+
+  it('a node killed during a hold: release still succeeds and the lock is free', async () => {
+    const own = await startRedisServers(3, { useEnvironment: false });
+    try {
+      const urls = own.map((server) => server.url);
+      const [p1, p2] = [provider(urls), provider(urls)];
+      const handle = await p1.createLock('killed').acquire();
+      await own[2]!.kill();
+      expect(await handle.release()).toBe(true);
+      const next = await p2.createLock('killed').acquire({ timeout: 1000 });
+      expect(next.fencingToken).toBeGreaterThan(handle.fencingToken);
+      expect(await next.release()).toBe(true);
+    } finally {
+      await Promise.all(own.map((server) => server.stop()));
+    }
+  });
+});
+
+describe('single node under faults', () => {
+  it('an acquire whose reply timed out is undone (phantom-acquire safety)', async () => {
+    const url = servers[2]!.url;
+    const [p1, p2] = [provider([url]), provider([url])];
+    await warm(p1);
+    await servers[2]!.pause();
+    let error: unknown;
+    try {
+      error = await p1
+        .createLock('phantom')
+        .tryAcquire()
+        .catch((e: unknown) => e);
+    } finally {
+      await servers[2]!.resume();
+    }
+    expect(BackendUnavailableError.isInstance(error)).toBe(true);
+    // The server runs the acquire when it resumes — and right after it, the cancel.
+    const next = await p2.createLock('phantom').acquire({ timeout: 2000 });
+    const { lock } = redisLockKeys('', 'mutex', 'phantom');
+    const client = new Redis(url);
+    try {
+      const holder = await client.get(lock);
+      expect(holder).not.toBeNull();
+      expect(await next.release()).toBe(true);
+      expect(await client.exists(lock)).toBe(0);
+    } finally {
+      client.disconnect();
+    }
+  });
+
+  it('no command waits in the offline queue of ioredis: a down server fails fast, nothing replays later', async () => {
+    const own = await startRedisServers(1, { useEnvironment: false });
+    const server = own[0]!;
+    // An injected client with ioredis defaults (offline queue on, resend on reconnect).
+    const injected = new Redis(server.url);
+    injected.on('error', () => undefined);
+    try {
+      const p1 = createRedisLockProvider({
+        nodes: injected,
+        leaseMs: testLeaseMs,
+        commandTimeoutMs,
+      });
+      providers.push(p1);
+      await warm(p1);
+      await server.kill();
+      const started = performance.now();
+      const error = await p1
+        .createLock('offline')
+        .tryAcquire()
+        .catch((e: unknown) => e);
+      expect(BackendUnavailableError.isInstance(error)).toBe(true);
+      expect(performance.now() - started).toBeLessThan(commandTimeoutMs + scaled(200));
+      await server.restart();
+      await eventually(() => injected.status === 'ready', 10_000);
+      await injected.ping(); // answered after anything ioredis had queued
+      const { lock } = redisLockKeys('', 'mutex', 'offline');
+      expect(await injected.exists(lock)).toBe(0);
+      const handle = await p1.createLock('offline').acquire({ timeout: 2000 });
+      expect(await handle.release()).toBe(true);
+    } finally {
+      injected.disconnect();
+      await server.stop();
+    }
+  });
+
+  it('a release wakes one waiting provider, not all of them (no cross-process herd)', async () => {
+    const url = servers[2]!.url;
+    const options = { nodes: [url], leaseMs: 30_000, pollIntervalMs: 60_000 };
+    const holder = createRedisLockProvider(options);
+    const waiters = Array.from({ length: 4 }, () => createRedisLockProvider(options));
+    providers.push(holder, ...waiters);
+    const held = await holder.createLock('herd').acquire();
+    const waits = waiters.map((waiter) => waiter.createLock('herd').acquire({ timeout: 10_000 }));
+    const raw = new Redis(url);
+    try {
+      const { waiters: registry } = redisLockKeys('', 'mutex', 'herd');
+      await eventually(async () => (await raw.zcard(registry)) === 4, 5000); // all four wait
+      await raw.config('RESETSTAT');
+      await held.release();
+      const first = await Promise.race(waits);
+      const stats = await raw.info('commandstats');
+      const scripts = Number(/cmdstat_evalsha:calls=(\d+)/.exec(stats)?.[1] ?? 'NaN');
+      expect(scripts).toBe(2); // the release and the woken provider's attempt
+      // The others follow one by one, each woken by the previous holder's release.
+      await first.release();
+      await Promise.all(waits.map((wait) => wait.then((handle) => handle.release())));
+    } finally {
+      raw.disconnect();
+    }
+  });
+});

@@ -1,0 +1,50 @@
+import { grantBehind, type LockHandle } from '@lockkit/core';
+import { Redis } from 'ioredis';
+import { type RedisGrant, redisLockKeys } from '../src/index.js';
+
+/** Lease used by the tests: short, so lease cases are quick. */
+export const testLeaseMs = 1000;
+
+/** Multiplies every timing bound of these tests (LOCKKIT_TIME_SCALE, for slow machines). */
+export const timeScale: number = Number(process.env['LOCKKIT_TIME_SCALE'] ?? 1);
+
+/** A timing bound in ms, scaled by {@link timeScale}. */
+export function scaled(ms: number): number {
+  return ms * timeScale;
+}
+
+/**
+ * Breaks a hold the way the real world would: someone deletes it on every node (the key of a
+ * mutex or writer, the member of a reader or semaphore permit), without telling the handle.
+ */
+export async function deleteHold(handle: LockHandle, urls: readonly string[]): Promise<void> {
+  const { request, grant } = grantBehind<RedisGrant>(handle);
+  const keys = redisLockKeys(request.namespace, request.kind, request.name);
+  await Promise.all(
+    urls.map(async (url) => {
+      const client = new Redis(url, { lazyConnect: true });
+      try {
+        await client.connect();
+        if (request.kind === 'mutex' || request.kind === 'write') await client.del(keys.lock);
+        else if (request.kind === 'read') await client.zrem(keys.readers, grant.token);
+        else await client.zrem(keys.lock, grant.token);
+      } finally {
+        client.disconnect();
+      }
+    }),
+  );
+}
+
+/** Polls `condition` every 5 ms until it holds; throws after `timeoutMs` (scaled). */
+export async function eventually(
+  condition: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = performance.now() + scaled(timeoutMs);
+  while (!(await condition())) {
+    if (performance.now() > deadline) {
+      throw new Error(`condition not met within ${scaled(timeoutMs)} ms`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
