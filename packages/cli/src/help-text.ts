@@ -1,0 +1,106 @@
+import type { CommandName } from './cli-arguments.js';
+
+const overview = `lockkit — distributed locks from the command line
+
+Usage:
+  lockkit run <url> <name> [options] -- <command> [args…]
+  lockkit inspect <url> <name> [--shared | --exclusive | --semaphore <n>] [--json]
+  lockkit demo [url]
+  lockkit help [command]     lockkit --version
+
+Commands:
+  run       Run a command while holding a lock, like flock(1) but across machines.
+  inspect   Show who holds a lock, where the backend can tell.
+  demo      Four processes sell 10 items under a lock; shows fencing tokens at work.
+
+Lock URLs (install the backend package next to lockkit):
+  file:///var/lock/myapp               a directory all processes see    @lockkit/file
+  redis://host:6379                    one Redis node                   @lockkit/redis
+  redis://h1:6379,h2:6379,h3:6379      Redlock over independent nodes   @lockkit/redis
+  rediss://user:password@host:6380/0   TLS, credentials, database       @lockkit/redis
+  postgres://user:password@host/db     PostgreSQL advisory locks        @lockkit/postgres
+  mysql://user:password@host/db        MySQL or MariaDB (mariadb://)    @lockkit/mysql
+  zookeeper://zk1:2181,zk2:2181/app    ZooKeeper (zk:// too)            @lockkit/zookeeper
+  memory:                              this process only, for trying things out
+  Provider options go in the query: file:///var/lock/myapp?leaseMs=10000&namespace=billing
+
+Run 'lockkit help run' for the exit codes and what the command sees.
+`;
+
+const run = `lockkit run <url> <name> [options] -- <command> [args…]
+
+Waits for the lock <name>, runs <command> while holding it, and releases it when the
+command exits. Nothing about the command changes, except that it gets:
+  LOCKKIT_FENCING_TOKEN   this hold's fencing token (a decimal integer that only grows)
+  LOCKKIT_LOCK_NAME       the lock name
+  LOCKKIT_LOCK_KIND       mutex, read, write or semaphore
+  LOCKKIT_BACKEND         file, redis, postgres, mysql, zookeeper or memory
+Pass the token to whatever you write to, so it can refuse a writer whose lock was lost.
+
+Options:
+  -t, --timeout <duration>    Give up after this long (500, 500ms, 30s, 5m). 0 = one attempt.
+                              Default: wait forever.
+  -s, --shared                Take the read side of the read-write lock <name>.
+  -x, --exclusive             Take the write side of the read-write lock <name>.
+      --semaphore <n>         Take one of <n> permits of the semaphore <name>.
+                              Without these: the mutex <name> (a different lock from the
+                              read-write lock and the semaphore of the same name).
+  -k, --kill-after <duration> If the lock is lost, the command gets SIGTERM, and SIGKILL
+                              this long after. Default: 10s.
+      --verbose               Say on stderr when lockkit waits, acquires and releases.
+  -h, --help                  This help.
+
+Exit status:
+  the command's own status    when it ran and the lock was held throughout
+  128+n                       the command was killed by signal n (130: SIGINT, 143: SIGTERM)
+  64                          usage error: bad option, malformed URL or option value
+  69                          backend unavailable: server unreachable, or its package is not
+                              installed (the message says what to npm install)
+  70                          internal error in lockkit
+  75                          timed out waiting for the lock (the command did not run)
+  76                          the lock was lost while the command ran (it was signalled), or
+                              release found it was no longer held: treat the work as unsafe
+  126, 127                    the command could not be executed / was not found
+
+Signals: Ctrl-C, SIGTERM and SIGHUP are passed on to the command; lockkit keeps the lock
+until the command has exited, then releases it. While still waiting, they stop the wait and
+lockkit exits with 128+n without running the command.
+
+Examples:
+  lockkit run file:///var/lock/myapp nightly-report -- ./report.sh
+  lockkit run "$LOCK_URL" db-migrate --timeout 5m -- npm run migrate
+  lockkit run redis://cache:6379 exports --semaphore 4 -- ./export.sh
+`;
+
+const inspect = `lockkit inspect <url> <name> [--shared | --exclusive | --semaphore <n>] [--json]
+
+Shows who holds the lock <name> (the mutex, or with --shared/--exclusive the read-write lock,
+or with --semaphore <n> the semaphore of n permits), as far as the backend can tell:
+  file        holder process id and host, last heartbeat, last fencing token
+  postgres    holder sessions (backend pid, application name, client address) and waiters
+  mysql       holder sessions (connection id, user, host)
+  redis, zookeeper, memory   cannot tell who holds a lock (the command says why)
+It only reads: it never takes or changes the lock. Exit status 0, or 64/69 as for run.
+`;
+
+const demo = `lockkit demo [url]
+
+Four worker processes buy from a stock of 10 items kept in a JSON file guarded by the lock
+"inventory" on <url> (default: a file lock directory in a temporary folder). Exactly 10 are
+sold; each sale carries its fencing token, and the stock file refuses a write whose token
+is older than one it has seen. On lease backends (file, redis) one worker stalls past its
+lease on purpose, so you can watch its late write being refused. Exit status 0 when no item
+was oversold, 1 otherwise.
+
+  lockkit demo
+  lockkit demo memory:
+  lockkit demo postgres://postgres@localhost/postgres
+`;
+
+/** The help text for `topic`, or the overview. */
+export function helpText(topic: CommandName | undefined): string {
+  if (topic === 'run') return run;
+  if (topic === 'inspect') return inspect;
+  if (topic === 'demo') return demo;
+  return overview;
+}

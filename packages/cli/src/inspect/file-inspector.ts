@@ -1,0 +1,130 @@
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { base32, type LockKind } from 'lockkit';
+import type { LockTarget } from '../cli-arguments.js';
+import { importBeside } from './import-beside.js';
+import type { Holder, InspectReport } from './inspect-report.js';
+
+interface FileBackendModule {
+  keyDirName(namespace: string, kind: LockKind, name: string): string;
+}
+
+/** The host tag `@lockkit/file` writes into marker names (`<pid>.<host tag>.<random>.<n>`). */
+const thisHostTag = base32(createHash('sha256').update(hostname()).digest()).slice(0, 6);
+
+/**
+ * Reads the lock directory as `@lockkit/file` lays it out (see its README): the markers in a
+ * lock's key directory name the holder's pid and host; their mtime is the last heartbeat.
+ */
+export async function inspectFile(
+  options: Readonly<Record<string, unknown>>,
+  name: string,
+  target: LockTarget,
+  lock: string,
+): Promise<InspectReport> {
+  const { keyDirName } = await importBeside<FileBackendModule>('file', '@lockkit/file');
+  const directory = String(options['directory']);
+  const namespace = typeof options['namespace'] === 'string' ? options['namespace'] : '';
+  const leaseMs = typeof options['leaseMs'] === 'number' ? options['leaseMs'] : 30_000;
+  const keyDirectory = join(directory, keyDirName(namespace, target.kind, name));
+  const now = Date.now();
+  const markerAt = (path: string, role: string): Holder | undefined =>
+    describeMarker(path, role, now, leaseMs);
+  const holders: Holder[] = [];
+  const notes: string[] = [];
+  if (target.kind === 'mutex') {
+    for (const marker of list(join(keyDirectory, 'lock'))) {
+      const holder = markerAt(join(keyDirectory, 'lock', marker), 'holder');
+      if (holder) holders.push(holder);
+    }
+  } else {
+    const entries = list(keyDirectory);
+    const prefix = target.kind === 'semaphore' ? 'p.' : 'r.';
+    const role = target.kind === 'semaphore' ? 'permit' : 'reader';
+    for (const entry of entries.filter((entry) => entry.startsWith(prefix))) {
+      const holder = markerAt(join(keyDirectory, entry), role);
+      if (holder) holders.push(holder);
+    }
+    if (target.kind !== 'semaphore') {
+      for (const marker of list(join(keyDirectory, 'gate'))) {
+        const writer = markerAt(join(keyDirectory, 'gate', marker), 'writer');
+        if (!writer) continue;
+        if (holders.length > 0) {
+          notes.push('the writer holds the gate and gets the lock when the readers are done');
+        }
+        holders.push(writer);
+      }
+    }
+  }
+  if (holders.some((holder) => holder.details['stale'] === true)) {
+    notes.push(
+      `a stale holder (no heartbeat for ${leaseMs} ms) is taken over by the next acquirer`,
+    );
+  }
+  const fence = readText(join(keyDirectory, 'fence'));
+  return {
+    backend: 'file',
+    lock,
+    canTell: true,
+    holders,
+    waiters: [],
+    ...(fence === undefined ? {} : { lastFencingToken: String(BigInt(fence.trim())) }),
+    notes: [...notes, 'waiters leave no trace in the directory, so they are not listed'],
+  };
+}
+
+function describeMarker(
+  path: string,
+  role: string,
+  now: number,
+  leaseMs: number,
+): Holder | undefined {
+  let modified: number;
+  try {
+    modified = statSync(path).mtimeMs;
+  } catch {
+    return undefined; // released between the listing and the stat
+  }
+  const marker = path.slice(path.lastIndexOf('/') + 1).replace(/^[rp]\./, '');
+  const [pidText = '', hostTag = ''] = marker.split('.');
+  const pid = Number(pidText);
+  const local = hostTag === thisHostTag;
+  const running = local ? isRunning(pid) : null;
+  const ageMs = Math.max(0, now - modified);
+  const stale = ageMs > leaseMs;
+  const where = local
+    ? `on this host (${running ? 'running' : 'not running'})`
+    : `on another host (tag ${hostTag})`;
+  return {
+    role,
+    summary: `pid ${pid} ${where}, heartbeat ${(ageMs / 1000).toFixed(1)} s ago${stale ? ' (stale)' : ''}`,
+    details: { pid, hostTag, thisHost: local, running, heartbeatAgeMs: Math.round(ageMs), stale },
+  };
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function list(directory: string): string[] {
+  try {
+    return readdirSync(directory);
+  } catch {
+    return [];
+  }
+}
+
+function readText(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * The backends `createLockProvider` knows: which URL schemes select them, which package
+ * implements each, which client library that package needs next to it, and which provider
+ * options may be written as URL query parameters.
+ *
+ * @module
+ */
+
+/** Backend ids, as `provider.backend` reports them. */
+export type BackendId = 'memory' | 'file' | 'redis' | 'postgres' | 'mysql' | 'zookeeper';
+
+/** How a query parameter's text becomes an option value. */
+export type OptionType = 'string' | 'number' | 'boolean';
+
+/** What lockkit knows about one backend. */
+export interface BackendInfo {
+  readonly id: BackendId;
+  /** The package that implements it. */
+  readonly packageName: string;
+  /** The name of the factory the package exports. */
+  readonly factory: string;
+  /** Everything a user installs for this backend (package first, then its client library). */
+  readonly packages: readonly string[];
+  /** Provider options that may be given as query parameters, with their types. */
+  readonly queryOptions: Readonly<Record<string, OptionType>>;
+  /** Provider options the URL itself supplies; passing them in `options` is an error. */
+  readonly urlOwnedOptions: readonly string[];
+  /** Whether other query parameters are left in the URL for the client library. */
+  readonly passesQueryToClient: boolean;
+}
+
+const namespace = { namespace: 'string' } as const;
+
+/** Every backend, by id. */
+export const backends: Readonly<Record<BackendId, BackendInfo>> = Object.freeze({
+  memory: {
+    id: 'memory',
+    packageName: '@lockkit/core',
+    factory: 'createMemoryLockProvider',
+    packages: ['@lockkit/core'],
+    queryOptions: { ...namespace },
+    urlOwnedOptions: [],
+    passesQueryToClient: false,
+  },
+  file: {
+    id: 'file',
+    packageName: '@lockkit/file',
+    factory: 'createFileLockProvider',
+    packages: ['@lockkit/file'],
+    queryOptions: {
+      ...namespace,
+      leaseMs: 'number',
+      autoExtend: 'boolean',
+      pollIntervalMs: 'number',
+      io: 'string',
+    },
+    urlOwnedOptions: ['directory'],
+    passesQueryToClient: false,
+  },
+  redis: {
+    id: 'redis',
+    packageName: '@lockkit/redis',
+    factory: 'createRedisLockProvider',
+    packages: ['@lockkit/redis', 'ioredis'],
+    queryOptions: {
+      ...namespace,
+      leaseMs: 'number',
+      autoExtend: 'boolean',
+      commandTimeoutMs: 'number',
+      pollIntervalMs: 'number',
+    },
+    urlOwnedOptions: ['nodes'],
+    passesQueryToClient: true,
+  },
+  postgres: {
+    id: 'postgres',
+    packageName: '@lockkit/postgres',
+    factory: 'createPostgresLockProvider',
+    packages: ['@lockkit/postgres', 'pg'],
+    queryOptions: {
+      ...namespace,
+      sharedConnections: 'number',
+      maxWaitConnections: 'number',
+      idleTimeoutMs: 'number',
+      keepaliveIntervalMs: 'number',
+      keepaliveTimeoutMs: 'number',
+      pollIntervalMs: 'number',
+      fencingSequence: 'string',
+      createFencingSequence: 'boolean',
+      applicationName: 'string',
+    },
+    urlOwnedOptions: ['connection', 'pool'],
+    passesQueryToClient: true,
+  },
+  mysql: {
+    id: 'mysql',
+    packageName: '@lockkit/mysql',
+    factory: 'createMySqlLockProvider',
+    packages: ['@lockkit/mysql', 'mysql2'],
+    queryOptions: {
+      ...namespace,
+      sharedConnections: 'number',
+      idleConnections: 'number',
+      keepaliveIntervalMs: 'number',
+      keepaliveTimeoutMs: 'number',
+      sessionTimeoutSeconds: 'number',
+      fencing: 'string',
+      fencingTable: 'string',
+      maxReaders: 'number',
+      safetyPollMs: 'number',
+    },
+    urlOwnedOptions: ['connection', 'pool'],
+    passesQueryToClient: true,
+  },
+  zookeeper: {
+    id: 'zookeeper',
+    packageName: '@lockkit/zookeeper',
+    factory: 'createZooKeeperLockProvider',
+    packages: ['@lockkit/zookeeper'],
+    queryOptions: {
+      ...namespace,
+      basePath: 'string',
+      assumePathExists: 'boolean',
+      sessionTimeoutMs: 'number',
+      operationTimeoutMs: 'number',
+      spinDelayMs: 'number',
+      parentCleanupDelayMs: 'number',
+    },
+    urlOwnedOptions: ['connectionString', 'client'],
+    passesQueryToClient: false,
+  },
+} satisfies Record<BackendId, BackendInfo>);
+
+/** URL scheme (lower case, without the colon) → backend. */
+export const schemes: Readonly<Record<string, BackendId>> = Object.freeze({
+  memory: 'memory',
+  file: 'file',
+  redis: 'redis',
+  rediss: 'redis',
+  postgres: 'postgres',
+  postgresql: 'postgres',
+  mysql: 'mysql',
+  mariadb: 'mysql',
+  zookeeper: 'zookeeper',
+  zk: 'zookeeper',
+});
