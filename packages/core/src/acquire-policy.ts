@@ -38,9 +38,16 @@ export async function acquireWithPolicy<G extends Grant>(
   const { timeoutMs, signal: callerSignal } = options;
   if (callerSignal?.aborted) throw callerSignal.reason;
   host.assertOpen();
-  if (timeoutMs === 0 && !callerSignal) return singleAttempt(host, request, throwOnTimeout);
   const { backend } = host;
   const started = now();
+  // The common tryAcquire() (timeout 0, no signal): one try with nothing to race, so no
+  // controller, timer or wait registration. (acquire() keeps the full policy from its first
+  // attempt: backends may register a waiting writer on an attempt that has a deadline.)
+  if (timeoutMs === 0 && !callerSignal) {
+    const grant = await host.track(backend.tryAcquire(request, singleAttemptContext));
+    if (grant) return granted(host, request, grant, started);
+    return timeoutAfterFirstTry(backend, request, timeoutMs, started, throwOnTimeout);
+  }
   const deadline =
     timeoutMs === 0
       ? Number.NEGATIVE_INFINITY
@@ -61,7 +68,7 @@ export async function acquireWithPolicy<G extends Grant>(
   const markWaiting = (): void => {
     if (waiting) return;
     waiting = true;
-    publish('wait', event);
+    publish('wait', () => event);
   };
   const context = { signal, deadline, waiting: markWaiting };
   try {
@@ -74,11 +81,11 @@ export async function acquireWithPolicy<G extends Grant>(
           throw signal.reason;
         }
         const handle = await host.adopt(request, grant);
-        publish('acquire', {
+        publish('acquire', () => ({
           ...event,
           fencingToken: grant.fencingToken,
           waitedMs: now() - started,
-        });
+        }));
         return handle;
       }
       if (now() >= deadline) throw timedOut;
@@ -93,11 +100,15 @@ export async function acquireWithPolicy<G extends Grant>(
     }
   } catch (error) {
     if (error === timedOut || (signal.aborted && signal.reason === timedOut)) {
-      publish('acquireFailed', { ...event, outcome: 'timeout', waitedMs: now() - started });
+      publish('acquireFailed', () => ({ ...event, outcome: 'timeout', waitedMs: now() - started }));
       if (throwOnTimeout) throw new LockTimeoutError(request.name, timeoutMs);
       return null;
     }
-    publish('acquireFailed', { ...event, outcome: signal.aborted ? 'aborted' : 'error', error });
+    publish('acquireFailed', () => ({
+      ...event,
+      outcome: signal.aborted ? 'aborted' : 'error',
+      error,
+    }));
     throw error;
   } finally {
     watch?.close();
@@ -114,27 +125,40 @@ const singleAttemptContext = {
   waiting: (): void => {},
 };
 
-/**
- * The common `tryAcquire()` (timeout 0, no signal): one attempt with nothing to race, so no
- * controller, timer or wait registration. Provider close cannot interrupt it; `adopt`
- * releases the grant if the provider closed meanwhile.
- */
-async function singleAttempt<G extends Grant>(
+/** Adopts a grant from the single try and publishes it. */
+async function granted<G extends Grant>(
   host: AcquireHost<G>,
   request: LockRequest,
+  grant: G,
+  started: number,
+): Promise<LockHandle> {
+  const handle = await host.adopt(request, grant);
+  publish('acquire', () => ({
+    backend: host.backend.backend,
+    name: request.name,
+    kind: request.kind,
+    fencingToken: grant.fencingToken,
+    waitedMs: now() - started,
+  }));
+  return handle;
+}
+
+/** The outcome of a `tryAcquire()` whose single try failed. */
+function timeoutAfterFirstTry(
+  backend: LockBackend<Grant>,
+  request: LockRequest,
+  timeoutMs: number,
+  started: number,
   throwOnTimeout: boolean,
-): Promise<LockHandle | null> {
-  const { backend } = host;
-  const started = now();
-  const grant = await host.track(backend.tryAcquire(request, singleAttemptContext));
-  const event = { backend: backend.backend, name: request.name, kind: request.kind };
-  if (grant) {
-    const handle = await host.adopt(request, grant);
-    publish('acquire', { ...event, fencingToken: grant.fencingToken, waitedMs: now() - started });
-    return handle;
-  }
-  publish('acquireFailed', { ...event, outcome: 'timeout', waitedMs: now() - started });
-  if (throwOnTimeout) throw new LockTimeoutError(request.name, 0);
+): null {
+  publish('acquireFailed', () => ({
+    backend: backend.backend,
+    name: request.name,
+    kind: request.kind,
+    outcome: 'timeout',
+    waitedMs: now() - started,
+  }));
+  if (throwOnTimeout) throw new LockTimeoutError(request.name, timeoutMs);
   return null;
 }
 

@@ -43,8 +43,8 @@ const channels = {
   lost: channel(channelNames.lost),
 };
 
-/** Publishes `event` on channel `which` if anyone subscribes. */
-export function publish(which: keyof typeof channelNames, event: LockEvent): void {
+/** Publishes the event `build()` returns on channel `which`, building it only if anyone listens. */
+export function publish(which: keyof typeof channelNames, build: () => LockEvent): void {
   const target = channels[which];
-  if (target.hasSubscribers) target.publish(event);
+  if (target.hasSubscribers) target.publish(build());
 }

@@ -30,7 +30,9 @@ export class ManagedHandle<G extends Grant> implements LockHandle {
   readonly #backend: LockBackend<G>;
   readonly #request: LockRequest;
   readonly #grant: G;
-  readonly #controller = new AbortController();
+  // Created on first read of `signal` (most handles are never asked): saves an allocation.
+  #controller: AbortController | undefined;
+  #lostReason: LockLostError | undefined;
   readonly #onDone: (handle: ManagedHandle<G>) => void;
   #release: Promise<boolean> | undefined;
   #stopMonitor: (() => void) | undefined;
@@ -57,6 +59,10 @@ export class ManagedHandle<G extends Grant> implements LockHandle {
   }
 
   get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#lostReason) this.#controller.abort(this.#lostReason);
+    }
     return this.#controller.signal;
   }
 
@@ -71,11 +77,12 @@ export class ManagedHandle<G extends Grant> implements LockHandle {
 
   /** Aborts the signal with LockLostError (once) and stops background work. */
   lose(reason: string, cause?: unknown): void {
-    if (this.#release !== undefined || this.#controller.signal.aborted) return;
+    if (this.#release !== undefined || this.#lostReason) return;
     const error = new LockLostError(this.name, reason, cause);
     this.#stop();
-    publish('lost', { ...this.#event(), error });
-    this.#controller.abort(error);
+    publish('lost', () => ({ ...this.#event(), error }));
+    this.#lostReason = error;
+    this.#controller?.abort(error);
   }
 
   #start(): void {
@@ -125,7 +132,7 @@ export class ManagedHandle<G extends Grant> implements LockHandle {
     try {
       const validUntil = await extend.call(this.#backend, this.#request, this.#grant);
       if (this.#isDone()) return;
-      publish('extend', { ...this.#event(), ok: validUntil !== false });
+      publish('extend', () => ({ ...this.#event(), ok: validUntil !== false }));
       if (validUntil === false) {
         this.lose('the lease is no longer ours (expired or taken by another holder)');
         return;
@@ -135,14 +142,14 @@ export class ManagedHandle<G extends Grant> implements LockHandle {
     } catch (error) {
       if (this.#isDone()) return;
       this.#lastExtendError = error;
-      publish('extend', { ...this.#event(), ok: false, error });
+      publish('extend', () => ({ ...this.#event(), ok: false, error }));
       next = Math.max(25, lease.durationMs / 10);
     }
     this.#scheduleExtend(next);
   }
 
   #isDone(): boolean {
-    return this.#release !== undefined || this.#controller.signal.aborted;
+    return this.#release !== undefined || this.#lostReason !== undefined;
   }
 
   #stop(): void {
@@ -153,21 +160,22 @@ export class ManagedHandle<G extends Grant> implements LockHandle {
   }
 
   async #doRelease(): Promise<boolean> {
-    const wasLost = this.#controller.signal.aborted;
+    const wasLost = this.#lostReason !== undefined;
     this.#stop();
     let held = false;
     try {
       held = await this.#backend.release(this.#request, this.#grant);
     } catch (error) {
       // The outcome is unknown: report it as lost (the caller must assume it may have been).
-      if (!this.#controller.signal.aborted) {
+      if (!this.#lostReason) {
         const lost = new LockLostError(this.name, 'release failed', error);
-        publish('lost', { ...this.#event(), error: lost });
-        this.#controller.abort(lost);
+        publish('lost', () => ({ ...this.#event(), error: lost }));
+        this.#lostReason = lost;
+        this.#controller?.abort(lost);
       }
     }
     const stillHeld = held && !wasLost;
-    publish('release', { ...this.#event(), stillHeld });
+    publish('release', () => ({ ...this.#event(), stillHeld }));
     this.#onDone(this);
     return stillHeld;
   }

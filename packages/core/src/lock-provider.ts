@@ -116,6 +116,9 @@ export class LockProvider<G extends Grant = Grant> implements ILockProvider {
       backend: this.#backend,
       assertOpen: () => this.#assertOpen(),
       trackWait: (controller, request) => {
+        // A wait that starts while close() runs (its first try was in flight) ends at once.
+        if (this.#closing)
+          controller.abort(new LockAbortedError(request.name, 'the provider was closed'));
         this.#waits.set(controller, request);
         return () => this.#waits.delete(controller);
       },
@@ -142,14 +145,14 @@ export class LockProvider<G extends Grant = Grant> implements ILockProvider {
           (error: unknown) => {
             // Nobody holds this grant; a session backend frees it with the connection and a
             // lease backend when the lease runs out. Report it rather than swallow it.
-            publish('release', {
+            publish('release', () => ({
               backend: this.backend,
               name: request.name,
               kind: request.kind,
               fencingToken: grant.fencingToken,
               stillHeld: false,
               error,
-            });
+            }));
           },
         );
         this.#cleanups.add(cleanup);
