@@ -55,7 +55,7 @@ export {
   numberOption,
   stringOption,
 } from './option-validation.js';
-export { delay, jitter, now, Wakeup } from './timing.js';
+export { delay, jitter, now, untilAborted, Wakeup } from './timing.js';
 export type {
   AcquireOptions,
   Capabilities,

@@ -34,6 +34,31 @@ export function jitter(ms: number, fraction = 0.2): number {
 }
 
 /**
+ * `work`'s value, or `undefined` as soon as `signal` aborts. The work goes on; its outcome
+ * (even a rejection) is then ignored, so the caller must undo a late success itself.
+ */
+export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+  if (signal.aborted) {
+    work.catch(() => {});
+    return Promise.resolve(undefined);
+  }
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => resolve(undefined);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
  * A latched wake-up: `notify()` before `next()` is not lost. Backends use it to implement
  * {@link ReleaseWatch}: create one per watch, call `notify()` when a release message arrives.
  */

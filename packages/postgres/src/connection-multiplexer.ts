@@ -1,4 +1,4 @@
-import { BackendUnavailableError, now } from '@lockkit/core';
+import { BackendUnavailableError, now, untilAborted } from '@lockkit/core';
 import type { ConnectionSource } from './connection-source.js';
 import { type KeepaliveSettings, LockConnection } from './lock-connection.js';
 import { WaitGate } from './wait-gate.js';
@@ -269,22 +269,3 @@ export class ConnectionMultiplexer {
 }
 
 function noop(): void {}
-
-/** Resolves like `promise`, or undefined as soon as `signal` aborts. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
-  if (signal.aborted) return Promise.resolve(undefined);
-  return new Promise((resolve, reject) => {
-    const onAbort = (): void => resolve(undefined);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
-}

@@ -8,6 +8,7 @@ import {
   type LockRequest,
   now,
   type ReleaseWatch,
+  untilAborted,
   type WaitContext,
 } from '@lockkit/core';
 import { type RedisLockKeys, redisLockKeys } from './redis-keys.js';
@@ -26,7 +27,7 @@ import type { RedisNode } from './redis-node.js';
 import { RedisNodeSet, type Votes } from './redis-node-set.js';
 import { clockDriftMs, semaphoreQuorumOf } from './redlock-quorum.js';
 import { ReleaseSubscriber } from './release-subscriber.js';
-import { untilAborted, WaiterWakeup } from './release-watch.js';
+import { WaiterWakeup } from './release-watch.js';
 
 /** A Redis grant: the holder's random token on every node, and its lease. */
 export interface RedisGrant extends Grant {

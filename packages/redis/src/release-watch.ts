@@ -21,27 +21,3 @@ export class WaiterWakeup {
     clearTimeout(this.#timer);
   }
 }
-
-/** `work`'s value, or undefined as soon as `signal` aborts (work goes on; its outcome is ignored). */
-export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
-  if (signal.aborted) {
-    work.catch(noop);
-    return Promise.resolve(undefined);
-  }
-  return new Promise((resolve, reject) => {
-    const onAbort = (): void => resolve(undefined);
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
-}
-
-function noop(): void {}
