@@ -43,6 +43,8 @@ const noMarker: WriterMarker = { waiterId: '', markerMs: 0 };
 const noRegistration: WaiterRegistration = { providerId: '', registerMs: 0, last: false };
 const isGrant = (reply: unknown): boolean => typeof reply === 'string';
 const isYes = (reply: unknown): boolean => reply === 1;
+/** The extend script ran (1: extended, 0: not ours there) — either way it raised the fence. */
+const ran = (reply: unknown): boolean => reply === 1 || reply === 0;
 
 /**
  * The Redis {@link LockBackend}: single node (N = 1) or Redlock over N independent nodes.
@@ -146,6 +148,19 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
         );
       }
       const fenceFloor = this.#nodes.size > 1 ? String(fencingToken) : '';
+      if (this.#nodes.size > 1) {
+        // Lift the fence to our token on a quorum BEFORE handing the token out. Any later
+        // quorum overlaps this one, so the next grant counts past us even if this holder
+        // vanishes before it ever extends or releases (found by the chaos run: after a
+        // minority restarted empty, tokens repeated or went back).
+        const raise = extendCall(request, keys, token, leaseMs, fenceFloor);
+        const raised = await this.#nodes.vote(quorum, () => raise, ran);
+        const lifted = raised.filter((vote) => vote?.ok === true && ran(vote.value)).length;
+        if (lifted < quorum || now() >= validUntil) {
+          this.#undo(request, keys, token, votes);
+          throw this.#nodes.unavailable(request.name, 'acquire', raised);
+        }
+      }
       const lease = { durationMs: leaseMs, validUntil, autoExtend: this.#options.autoExtend };
       return { fencingToken, lease, token, fenceFloor };
     }

@@ -91,6 +91,44 @@ describe('Redlock under faults', () => {
     await eventually(async () => (await rawKeys(servers[0]!.url, lock)).length === 0, 2000);
   });
 
+  it('fencing stays monotonic when a holder vanishes after nodes lost their counters', async () => {
+    // Node 0 remembers the counter; nodes 1 and 2 came back empty (a restart without
+    // persistence). Holder A is granted by all three and vanishes without ever extending or
+    // releasing. Then node 0 hangs, so B's quorum is nodes 1 and 2 alone: B must still get a
+    // larger token than A, or a fenced resource would accept A's late writes again.
+    const name = 'fence-after-restart';
+    const { fence, lock } = redisLockKeys('', 'mutex', name);
+    const raw = servers.map((server) => new Redis(server.url, { lazyConnect: false }));
+    try {
+      await raw[0]!.set(fence, '1000');
+      await raw[1]!.del(fence);
+      await raw[2]!.del(fence);
+      const a = createRedisLockProvider({
+        nodes: servers.map((server) => server.url),
+        leaseMs: testLeaseMs,
+        commandTimeoutMs,
+        autoExtend: false,
+      });
+      const held = await a.createLock(name).acquire({ timeout: 2000 });
+      expect(held.fencingToken).toBe(1001n);
+      // A vanishes: its hold disappears without a release (no fence raise on the way out).
+      for (const client of raw) await client.del(lock);
+      const b = provider();
+      await warm(b);
+      await servers[0]!.pause();
+      try {
+        const next = await b.createLock(name).acquire({ timeout: 2000 });
+        expect(next.fencingToken).toBeGreaterThan(held.fencingToken);
+        await next.release();
+      } finally {
+        await servers[0]!.resume();
+      }
+      a.close().catch(() => {});
+    } finally {
+      for (const client of raw) client.disconnect();
+    }
+  });
+
   it('a paused majority: the attempt fails with BackendUnavailableError and leaves no phantom lock', async () => {
     const [p1, p2] = [provider(), provider()];
     const name = 'paused-majority';
