@@ -1,0 +1,135 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  type ServerHandle,
+  startMariaDb,
+  startPostgres,
+  startRedisServers,
+  startZooKeeper,
+} from '@lockkit/testkit';
+import type { BackendId } from './backend-ids.js';
+import type { ProviderSpec, ProviderTuning } from './provider-spec.js';
+
+/** What the servers are for: their settings differ (see {@link startLab}). */
+export type LabPurpose = 'bench' | 'chaos';
+
+/** Throwaway servers (and a lock directory) for a set of backends. */
+export interface Lab {
+  readonly purpose: LabPurpose;
+  /** The backends this lab serves. */
+  readonly backends: readonly BackendId[];
+  /** The lock directory of the file backend (removed by `stop()`). */
+  readonly directory: string;
+  /** The servers a backend talks to (empty for `file`). */
+  serversOf(backend: BackendId): readonly ServerHandle[];
+  /** The provider spec of a backend on this lab's servers. */
+  specFor(backend: BackendId, tuning: ProviderTuning): ProviderSpec;
+  /** Stops every server and removes the directory. */
+  stop(): Promise<void>;
+}
+
+/** Redlock node count: 3 for the bench (the common deployment), 5 for chaos (kill 2 of 5). */
+const redlockNodes: Readonly<Record<LabPurpose, number>> = { bench: 3, chaos: 5 };
+
+/**
+ * Starts, in parallel, the throwaway servers `backends` need, through `@lockkit/testkit`
+ * (never the system services, never `LOCKKIT_*` servers: faults need servers we control).
+ *
+ * - `redis`: one node. For chaos with AOF and `appendfsync always`, because @lockkit/redis
+ *   documents that fencing counters survive a restart only with persistence; the bench runs
+ *   it without persistence, as the peers' own benchmarks do.
+ * - `redlock`: independent nodes without persistence (Redlock's "delayed restart" model).
+ * - `postgres`: for the bench with room for 10 000 advisory locks on one connection.
+ * - `zookeeper`: tickTime 200 ms so chaos can use 2 s sessions.
+ */
+export async function startLab(backends: readonly BackendId[], purpose: LabPurpose): Promise<Lab> {
+  const wants = (backend: BackendId): boolean => backends.includes(backend);
+  const always = { useEnvironment: false, startTimeoutMs: 90_000 } as const;
+  const directory = mkdtempSync(join(tmpdir(), `lockkit-${purpose}-`));
+  // Also on SIGINT/SIGTERM (the mains call process.exit): the servers have the test kit's hooks.
+  // Workers SIGKILLed a moment ago may still be finishing a file operation: retry, never throw.
+  const removeDirectory = (): void => {
+    try {
+      rmSync(directory, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+    } catch {
+      // Left for the OS's temp cleanup.
+    }
+  };
+  process.once('exit', removeDirectory);
+  const started: ServerHandle[] = [];
+  const track = async <T extends ServerHandle | ServerHandle[]>(start: Promise<T>): Promise<T> => {
+    const result = await start;
+    started.push(...(Array.isArray(result) ? result : [result]));
+    return result;
+  };
+  const persistence =
+    purpose === 'chaos' ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ([] as string[]);
+  const results = await Promise.allSettled([
+    wants('redis')
+      ? track(startRedisServers(1, { ...always, extraArguments: persistence }))
+      : Promise.resolve([]),
+    wants('redlock')
+      ? track(startRedisServers(redlockNodes[purpose], always))
+      : Promise.resolve([]),
+    wants('postgres')
+      ? track(
+          startPostgres({
+            ...always,
+            settings:
+              purpose === 'bench'
+                ? { max_locks_per_transaction: '256', max_connections: '300' }
+                : {},
+          }),
+        )
+      : Promise.resolve(undefined),
+    wants('mysql') ? track(startMariaDb(always)) : Promise.resolve(undefined),
+    wants('zookeeper')
+      ? track(startZooKeeper({ ...always, tickTimeMs: 200 }))
+      : Promise.resolve(undefined),
+  ]);
+  const failure = results.find((result) => result.status === 'rejected');
+  if (failure) {
+    await Promise.allSettled(started.map((server) => server.stop()));
+    removeDirectory();
+    process.removeListener('exit', removeDirectory);
+    throw failure.reason;
+  }
+  const value = <T>(index: number): T =>
+    (results[index] as PromiseFulfilledResult<unknown>).value as T;
+  const redis = value<ServerHandle[]>(0);
+  const redlock = value<ServerHandle[]>(1);
+  const postgres = value<ServerHandle | undefined>(2);
+  const mariadb = value<ServerHandle | undefined>(3);
+  const zookeeper = value<ServerHandle | undefined>(4);
+  const serversOf = (backend: BackendId): readonly ServerHandle[] => {
+    const list: Record<BackendId, readonly (ServerHandle | undefined)[]> = {
+      redis,
+      redlock,
+      postgres: [postgres],
+      mysql: [mariadb],
+      zookeeper: [zookeeper],
+      file: [],
+    };
+    return list[backend].filter((server): server is ServerHandle => server !== undefined);
+  };
+  return {
+    purpose,
+    backends,
+    directory,
+    serversOf,
+    specFor(backend, tuning) {
+      return {
+        backend,
+        urls: serversOf(backend).map((server) => server.url),
+        directory: join(directory, 'locks'),
+        tuning,
+      };
+    },
+    async stop() {
+      await Promise.allSettled(started.map((server) => server.stop()));
+      removeDirectory();
+      process.removeListener('exit', removeDirectory);
+    },
+  };
+}

@@ -1,0 +1,86 @@
+import type { ILockProvider } from '@lockkit/core';
+import type { ProviderSpec } from './provider-spec.js';
+
+/**
+ * Chaos timings. Each backend derives its declared bounds (`capabilities.lostDetectionMs`,
+ * `abandonedReleaseMs`) from these; the chaos run reads the bounds from the provider.
+ */
+export const chaosTimings = {
+  /** Redis and file leases. */
+  leaseMs: 1500,
+  /** Redis per-command deadline. */
+  commandTimeoutMs: 200,
+  /** PostgreSQL and MariaDB keepalive of connections that hold locks. */
+  keepaliveIntervalMs: 500,
+  keepaliveTimeoutMs: 1000,
+  /** MariaDB `wait_timeout` of lock connections. */
+  sessionTimeoutSeconds: 2,
+  /** ZooKeeper session (the lab's server runs tickTime 200 ms, so 400..4000 ms are allowed). */
+  zookeeperSessionMs: 2000,
+} as const;
+
+/**
+ * Creates the lockkit provider a spec describes. Backend packages are imported on demand, so
+ * a chaos worker loads only its own backend.
+ */
+export async function createProvider(spec: ProviderSpec): Promise<ILockProvider> {
+  const chaos = spec.tuning === 'chaos';
+  const url = spec.urls[0] ?? '';
+  switch (spec.backend) {
+    case 'redis':
+    case 'redlock': {
+      const { createRedisLockProvider } = await import('@lockkit/redis');
+      return createRedisLockProvider({
+        nodes: [...spec.urls],
+        ...(chaos
+          ? { leaseMs: chaosTimings.leaseMs, commandTimeoutMs: chaosTimings.commandTimeoutMs }
+          : {}),
+      });
+    }
+    case 'postgres': {
+      const { createPostgresLockProvider } = await import('@lockkit/postgres');
+      return createPostgresLockProvider({
+        connection: url,
+        ...(chaos
+          ? {
+              keepaliveIntervalMs: chaosTimings.keepaliveIntervalMs,
+              keepaliveTimeoutMs: chaosTimings.keepaliveTimeoutMs,
+            }
+          : {}),
+      });
+    }
+    case 'mysql': {
+      const { createMySqlLockProvider } = await import('@lockkit/mysql');
+      return createMySqlLockProvider({
+        connection: url,
+        ...(chaos
+          ? {
+              keepaliveIntervalMs: chaosTimings.keepaliveIntervalMs,
+              keepaliveTimeoutMs: chaosTimings.keepaliveTimeoutMs,
+              sessionTimeoutSeconds: chaosTimings.sessionTimeoutSeconds,
+            }
+          : {}),
+      });
+    }
+    case 'zookeeper': {
+      const { createZooKeeperLockProvider } = await import('@lockkit/zookeeper');
+      return createZooKeeperLockProvider({
+        connectionString: url,
+        ...(chaos
+          ? {
+              sessionTimeoutMs: chaosTimings.zookeeperSessionMs,
+              operationTimeoutMs: chaosTimings.zookeeperSessionMs,
+              spinDelayMs: 50,
+            }
+          : {}),
+      });
+    }
+    case 'file': {
+      const { createFileLockProvider } = await import('@lockkit/file');
+      return createFileLockProvider({
+        directory: spec.directory,
+        ...(chaos ? { leaseMs: chaosTimings.leaseMs } : {}),
+      });
+    }
+  }
+}

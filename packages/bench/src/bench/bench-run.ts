@@ -1,0 +1,107 @@
+import type { BackendId } from '../backends/backend-ids.js';
+import type { Lab } from '../backends/lab.js';
+import { quantile } from '../support/statistics.js';
+import type { ContenderResult, HandoffResult } from './bench-result.js';
+import type { BenchSettings } from './bench-settings.js';
+import type { Contender } from './contender.js';
+import { measureHandoff } from './measure-handoff.js';
+import { type HeldResult, measureHeld } from './measure-held.js';
+import { measureUncontended } from './measure-uncontended.js';
+import { measureWorkers, type WorkersResult } from './measure-workers.js';
+import { filePeers } from './peers/file-peers.js';
+import { lockkitContender } from './peers/lockkit-contender.js';
+import { mysqlPeers } from './peers/mysql-peers.js';
+import { postgresPeers } from './peers/postgres-peers.js';
+import { redisPeers } from './peers/redis-peers.js';
+import { zookeeperPeers } from './peers/zookeeper-peers.js';
+
+/** lockkit and its peers on one backend of `lab`, lockkit first. */
+export function contendersFor(backend: BackendId, lab: Lab): Contender[] {
+  const spec = lab.specFor(backend, 'default');
+  const url = spec.urls[0] ?? '';
+  const peers: Record<BackendId, () => Contender[]> = {
+    redis: () => redisPeers(backend, spec.urls),
+    redlock: () => redisPeers(backend, spec.urls),
+    postgres: () => postgresPeers(url),
+    mysql: () => mysqlPeers(url),
+    zookeeper: () => zookeeperPeers(url),
+    file: () => filePeers(lab.directory),
+  };
+  return [lockkitContender(spec), ...peers[backend]()];
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Runs every measurement for every contender of `backend`. A failure is recorded in the
+ * contender's notes and the run goes on; nothing is asserted.
+ */
+export async function benchBackend(
+  backend: BackendId,
+  lab: Lab,
+  settings: BenchSettings,
+  progress: (line: string) => void,
+): Promise<ContenderResult[]> {
+  const contenders = contendersFor(backend, lab);
+  const servers = lab.serversOf(backend);
+  progress(`${backend}: uncontended (${contenders.length} contenders, interleaved)`);
+  const uncontended = await measureUncontended(contenders, settings.slices, settings.sliceMs);
+  const results: ContenderResult[] = [];
+  for (const [index, contender] of contenders.entries()) {
+    const notes: string[] = [];
+    const failed = uncontended.errors[index];
+    if (failed) notes.push(`uncontended failed: ${failed}`);
+    let handoff: HandoffResult | undefined;
+    let workers: WorkersResult | undefined;
+    let held: HeldResult | undefined;
+    if (contender.waits === true) {
+      progress(`${backend}: ${contender.library}: handoff`);
+      try {
+        const samples = await measureHandoff(
+          contender,
+          settings.handoffRounds,
+          settings.handoffBudgetMs,
+        );
+        handoff = {
+          p50: quantile(samples, 0.5),
+          p99: quantile(samples, 0.99),
+          samples: samples.length,
+        };
+      } catch (error) {
+        notes.push(`handoff failed: ${message(error)}`);
+      }
+      progress(`${backend}: ${contender.library}: 8 workers`);
+      try {
+        workers = await measureWorkers(contender, settings.workerMs);
+        if (workers.overlaps > 0) notes.push(`${workers.overlaps} overlapping critical sections!`);
+      } catch (error) {
+        notes.push(`workers failed: ${message(error)}`);
+      }
+    } else {
+      notes.push(`no handoff or workers: ${contender.waits}`);
+    }
+    if (contender.holdsMany === true) {
+      progress(`${backend}: ${contender.library}: ${settings.heldLocks} held locks`);
+      try {
+        held = await measureHeld(contender, settings.heldLocks, servers);
+      } catch (error) {
+        notes.push(`held locks failed: ${message(error)}`);
+      }
+    } else {
+      notes.push(`no held-locks figure: ${contender.holdsMany}`);
+    }
+    results.push({
+      backend,
+      library: contender.library,
+      lockkit: contender.lockkit,
+      uncontended: failed ? Number.NaN : (uncontended.rates[index] ?? Number.NaN),
+      handoff,
+      workers,
+      held,
+      notes,
+    });
+  }
+  return results;
+}

@@ -1,0 +1,30 @@
+import type { BackendId } from '../backends/backend-ids.js';
+
+/** Gives a held lock back. */
+export type Release = () => Promise<unknown>;
+
+/** One client of a library (its connections), as one process would hold it. */
+export interface LockClient {
+  /** Takes the lock `name`, waiting for it when the library can wait. */
+  acquire(name: string): Promise<Release>;
+  /** Closes what the client opened. */
+  close(): Promise<void>;
+}
+
+/** A library (or a raw client loop) measured on one backend's servers. */
+export interface Contender {
+  readonly backend: BackendId;
+  /** e.g. `lockkit`, `redlock@5.0.0-beta.2`, `raw pg_advisory_lock`. */
+  readonly library: string;
+  /** Whether this is lockkit (highlighted in the chart). */
+  readonly lockkit: boolean;
+  /**
+   * `true` when `acquire` waits for a held lock; otherwise why not (the handoff and worker
+   * measurements are then skipped).
+   */
+  readonly waits: true | string;
+  /** `true` when 10 000 held locks make sense for it; otherwise why not. */
+  readonly holdsMany: true | string;
+  /** Opens a client. */
+  open(): Promise<LockClient>;
+}

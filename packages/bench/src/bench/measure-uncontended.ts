@@ -1,0 +1,47 @@
+import { median } from '../support/statistics.js';
+import type { Contender, LockClient } from './contender.js';
+
+/**
+ * Acquire + release cycles per second on a lock nobody else wants, for every contender of a
+ * backend: short slices taken in turns (so drifting machine load hits all alike), after one
+ * warm-up slice each; the median slice counts. A contender that fails gets NaN and an error.
+ */
+export async function measureUncontended(
+  contenders: readonly Contender[],
+  slices: number,
+  sliceMs: number,
+): Promise<{ rates: number[]; errors: (string | undefined)[] }> {
+  const errors: (string | undefined)[] = contenders.map(() => undefined);
+  const clients: (LockClient | undefined)[] = await Promise.all(
+    contenders.map((contender, index) =>
+      contender.open().catch((error: unknown) => {
+        errors[index] = `open: ${String(error)}`;
+        return undefined;
+      }),
+    ),
+  );
+  const rates: number[][] = contenders.map(() => []);
+  try {
+    for (let slice = -1; slice < slices; slice++) {
+      for (const [index, client] of clients.entries()) {
+        if (!client || errors[index]) continue;
+        const name = `bench:uncontended:${index}`;
+        let cycles = 0;
+        const started = performance.now();
+        try {
+          while (performance.now() - started < sliceMs) {
+            await (await client.acquire(name))();
+            cycles += 1;
+          }
+        } catch (error) {
+          errors[index] = String(error);
+          continue;
+        }
+        if (slice >= 0) rates[index]?.push((cycles * 1000) / (performance.now() - started));
+      }
+    }
+  } finally {
+    await Promise.allSettled(clients.map((client) => client?.close()));
+  }
+  return { rates: rates.map((list) => median(list)), errors };
+}

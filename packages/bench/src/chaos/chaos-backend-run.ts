@@ -1,0 +1,148 @@
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { BackendId } from '../backends/backend-ids.js';
+import type { Lab } from '../backends/lab.js';
+import { monotonicMs } from '../support/monotonic-clock.js';
+import { SeededRandom } from '../support/seeded-random.js';
+import { analyseRun } from './chaos-analysis.js';
+import { type FaultContext, injectFault } from './chaos-faults.js';
+import { ChaosLedger } from './chaos-ledger.js';
+import type { WorkerConfig } from './chaos-messages.js';
+import type { BackendChaosResult } from './chaos-result.js';
+import type { FaultWindow } from './fault-kinds.js';
+import { faultPlan } from './fault-plan.js';
+import { WorkerPool } from './worker-pool.js';
+
+/** How one backend's chaos run goes. */
+export interface ChaosRunOptions {
+  readonly quick: boolean;
+  readonly seed: number;
+  /** Rounds of the fault plan (ignored with `quick`). */
+  readonly cycles: number;
+  readonly verbose: boolean;
+  /** Directory to write the raw ledger and fault log to, as `<backend>.json`. */
+  readonly dump: string | undefined;
+  readonly log: (line: string) => void;
+}
+
+const workerCount = 4;
+const lockCount = 3;
+
+/** Waits until every lock has been granted after `since`, or `limitMs` passed. */
+async function awaitRecovery(
+  ledger: ChaosLedger,
+  locks: readonly string[],
+  since: number,
+  limitMs: number,
+): Promise<void> {
+  const deadline = since + limitMs;
+  while (monotonicMs() < deadline) {
+    if (locks.every((lock) => ledger.firstGrantAfter(lock, since) !== undefined)) return;
+    await sleep(20);
+  }
+}
+
+/**
+ * One backend: 4 worker processes hammer 3 mutexes while the planned faults are injected one
+ * after another (each followed by a wait for every lock to be granted again); then the
+ * workers stop and the ledger is analysed.
+ */
+export async function runChaosBackend(
+  backend: BackendId,
+  lab: Lab,
+  options: ChaosRunOptions,
+): Promise<BackendChaosResult> {
+  const runId = randomUUID().slice(0, 8);
+  const locks = Array.from({ length: lockCount }, (_, index) => `chaos/${runId}/${'abc'[index]}`);
+  const config: WorkerConfig = {
+    spec: lab.specFor(backend, 'chaos'),
+    locks,
+    holdMs: 4,
+    thinkMaxMs: 4,
+    acquireTimeoutMs: 5000,
+  };
+  const ledger = new ChaosLedger();
+  const pool = new WorkerPool(config, ledger, options.verbose);
+  const random = new SeededRandom(options.seed);
+  const faults: FaultWindow[] = [];
+  const skipped: string[] = [];
+  const replacements: Promise<unknown>[] = [];
+  let workersStarted = 0;
+  const startedAt = monotonicMs();
+  const budgetMs = options.quick ? 45_000 : 30 * 60_000;
+  try {
+    await Promise.all(Array.from({ length: workerCount }, () => pool.spawn()));
+    workersStarted = workerCount;
+    options.log(`${backend}: ${workerCount} workers ready, bounds ${JSON.stringify(pool.bounds)}`);
+    await sleep(1000);
+    const context: FaultContext = {
+      pool,
+      ledger,
+      servers: lab.serversOf(backend),
+      bounds: pool.bounds,
+      random,
+      replaceWorker: () => {
+        workersStarted += 1;
+        replacements.push(
+          pool.spawn().catch((error: unknown) => {
+            ledger.markCrashed(0, `replacement worker failed to start: ${String(error)}`);
+          }),
+        );
+      },
+    };
+    const plan = faultPlan(backend, options.quick, options.cycles, random);
+    for (const [index, kind] of plan.entries()) {
+      if (monotonicMs() - startedAt > budgetMs) {
+        skipped.push(...plan.slice(index).map((rest) => `${rest} (time budget)`));
+        break;
+      }
+      if (pool.running().length === 0) {
+        skipped.push(`${kind} (no running worker)`);
+        continue;
+      }
+      const fault = await injectFault(kind, context);
+      faults.push(fault);
+      await awaitRecovery(ledger, locks, fault.clearedAt, fault.recoveryBoundMs + 2000);
+      options.log(
+        `${backend}: ${kind} done (${Math.round(fault.clearedAt - fault.startedAt)} ms): ${fault.description}`,
+      );
+      await sleep(300);
+    }
+    await Promise.all(replacements);
+    await sleep(500);
+  } finally {
+    await Promise.allSettled(replacements);
+    await pool.close();
+  }
+  if (options.dump !== undefined) {
+    mkdirSync(options.dump, { recursive: true });
+    const json = JSON.stringify(
+      {
+        backend,
+        bounds: pool.bounds,
+        startedAt,
+        locks,
+        faults,
+        killedAt: Object.fromEntries(ledger.killedAt),
+        failures: ledger.failures,
+        grants: [...ledger.grants.values()],
+      },
+      (_, value: unknown) => (typeof value === 'bigint' ? value.toString() : value),
+      1,
+    );
+    writeFileSync(join(options.dump, `${backend}.json`), json);
+  }
+  return analyseRun({
+    backend,
+    ledger,
+    faults,
+    bounds: pool.bounds,
+    locks,
+    startedAt,
+    endedAt: monotonicMs(),
+    workersStarted,
+    skipped,
+  });
+}

@@ -1,0 +1,129 @@
+/**
+ * A chaos worker process: one provider, one loop per lock name; every critical section
+ * reports to the orchestrator's fenced checker. Started by worker-pool.ts with its
+ * {@link WorkerConfig} as JSON in argv[2] and an IPC channel (advanced serialization).
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ILockProvider, LockHandle } from '@lockkit/core';
+import { createProvider } from '../backends/provider-factory.js';
+import { monotonicMs } from '../support/monotonic-clock.js';
+import type { OrchestratorMessage, WorkerConfig, WorkerReport } from './chaos-messages.js';
+
+const config = JSON.parse(process.argv[2] ?? '{}') as WorkerConfig;
+const stopping = new AbortController();
+const pendingAcks = new Map<number, (accepted: boolean) => void>();
+let nextId = 1;
+let nextGrant = 1;
+
+function send(report: WorkerReport): void {
+  if (!process.connected) return;
+  process.send?.(report, undefined, undefined, () => {
+    // The orchestrator is gone or the channel closed: 'disconnect' ends this process.
+  });
+}
+
+function fatal(kind: string, error: unknown): void {
+  const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  send({ type: 'fatal', at: monotonicMs(), message: `${kind}: ${text}` });
+  setTimeout(() => process.exit(70), 50);
+}
+
+process.on('uncaughtException', (error) => fatal('uncaught exception', error));
+process.on('unhandledRejection', (reason) => fatal('unhandled rejection', reason));
+process.on('disconnect', () => process.exit(0));
+process.on('message', (message: OrchestratorMessage) => {
+  if (message.type === 'ack') {
+    pendingAcks.get(message.id)?.(message.accepted);
+    pendingAcks.delete(message.id);
+  } else if (message.type === 'stop') {
+    stopping.abort();
+  }
+});
+
+/** A fenced write: resolves whether the checker accepted it. */
+function fencedWrite(
+  type: 'enter' | 'write',
+  handle: LockHandle,
+  grant: number,
+  at: number,
+  aborted: boolean,
+  requestedAt?: number,
+): Promise<boolean> {
+  const id = nextId++;
+  const accepted = new Promise<boolean>((resolve) => pendingAcks.set(id, resolve));
+  const fields = { id, lock: handle.name, grant, token: handle.fencingToken, at, aborted };
+  send(requestedAt === undefined ? { type, ...fields } : { type, ...fields, requestedAt });
+  return accepted;
+}
+
+function errorCode(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : error instanceof Error ? error.name : typeof error;
+}
+
+async function criticalSection(handle: LockHandle, requestedAt: number): Promise<void> {
+  // The grant's first statement: clock and signal read in one synchronous step.
+  const acquiredAt = monotonicMs();
+  const abortedAtGrant = handle.signal.aborted;
+  const grant = nextGrant++;
+  const fields = { lock: handle.name, grant, token: handle.fencingToken };
+  const onLost = (): void => {
+    const reason = handle.signal.reason as { message?: unknown } | undefined;
+    send({ type: 'lost', ...fields, at: monotonicMs(), reason: String(reason?.message ?? reason) });
+  };
+  if (handle.signal.aborted) onLost();
+  else handle.signal.addEventListener('abort', onLost, { once: true });
+  await fencedWrite('enter', handle, grant, acquiredAt, abortedAtGrant, requestedAt);
+  await sleep(config.holdMs / 2);
+  {
+    const at = monotonicMs();
+    const aborted = handle.signal.aborted;
+    await fencedWrite('write', handle, grant, at, aborted);
+  }
+  await sleep(config.holdMs / 2);
+  const exitAt = monotonicMs();
+  const exitAborted = handle.signal.aborted;
+  send({ type: 'exit', ...fields, at: exitAt, aborted: exitAborted });
+  try {
+    const result = await handle.release();
+    send({ type: 'released', ...fields, at: monotonicMs(), result });
+  } catch (error) {
+    send({ type: 'released', ...fields, at: monotonicMs(), result: 'threw', error: String(error) });
+  }
+}
+
+async function hammer(provider: ILockProvider, name: string): Promise<void> {
+  const lock = provider.createLock(name);
+  while (!stopping.signal.aborted) {
+    let handle: LockHandle;
+    const requestedAt = monotonicMs();
+    try {
+      handle = await lock.acquire({ timeout: config.acquireTimeoutMs, signal: stopping.signal });
+    } catch (error) {
+      if (stopping.signal.aborted) break;
+      send({
+        type: 'acquire-error',
+        lock: name,
+        at: monotonicMs(),
+        code: errorCode(error),
+        message: error instanceof Error ? error.message : String(error),
+      });
+      await sleep(100 + Math.random() * 100);
+      continue;
+    }
+    await criticalSection(handle, requestedAt);
+    await sleep(Math.random() * config.thinkMaxMs);
+  }
+}
+
+async function main(): Promise<void> {
+  const provider = await createProvider(config.spec);
+  const { lostDetectionMs, abandonedReleaseMs, leases } = provider.capabilities;
+  send({ type: 'ready', bounds: { lostDetectionMs, abandonedReleaseMs, leases } });
+  await Promise.all(config.locks.map((name) => hammer(provider, name)));
+  await Promise.race([provider.close(), sleep(5000)]);
+  send({ type: 'done' });
+  setTimeout(() => process.exit(0), 20);
+}
+
+main().catch((error: unknown) => fatal('worker failed', error));

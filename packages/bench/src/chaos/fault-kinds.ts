@@ -1,0 +1,32 @@
+/** The faults the chaos run injects. */
+export type FaultKind =
+  /** SIGKILL a worker that holds a lock (a replacement worker is started). */
+  | 'kill-holder'
+  /** SIGSTOP a worker that holds a lock for longer than its lease/session, then SIGCONT. */
+  | 'stop-holder'
+  /** Close every client connection server-side (ZooKeeper: close every session). */
+  | 'drop-connections'
+  /** SIGSTOP the server past the lost-detection bound, then SIGCONT. */
+  | 'pause-server'
+  /** Graceful server restart (same port and data). */
+  | 'restart-server'
+  /** SIGKILL the server, then start it again (crash recovery). */
+  | 'kill-server'
+  /** Redlock: SIGSTOP 2 of the 5 nodes, then SIGCONT. */
+  | 'pause-minority'
+  /** Redlock: SIGKILL 2 of the 5 nodes, keep them down longer than a lease, restart them empty. */
+  | 'kill-minority';
+
+/** One injected fault, as the analysis needs it. All times are CLOCK_MONOTONIC ms. */
+export interface FaultWindow {
+  readonly kind: FaultKind;
+  /** What exactly was done, for the report. */
+  readonly description: string;
+  readonly startedAt: number;
+  /** When the fault was over (server back, process resumed or dead, connections dropped). */
+  readonly clearedAt: number;
+  /** Worker pids the fault hit; undefined for server faults (they hit every worker). */
+  readonly pids: readonly number[] | undefined;
+  /** How long after `clearedAt` every lock must be granted again (the declared bound + slack). */
+  readonly recoveryBoundMs: number;
+}

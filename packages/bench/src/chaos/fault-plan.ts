@@ -1,0 +1,64 @@
+import type { BackendId } from '../backends/backend-ids.js';
+import type { SeededRandom } from '../support/seeded-random.js';
+import type { FaultKind } from './fault-kinds.js';
+
+/** The faults that make sense per backend. The quick run injects each once, in this order. */
+const faultsOf: Readonly<Record<BackendId, readonly FaultKind[]>> = {
+  redis: [
+    'kill-holder',
+    'stop-holder',
+    'drop-connections',
+    'pause-server',
+    'kill-server',
+    'restart-server',
+  ],
+  redlock: ['kill-holder', 'stop-holder', 'drop-connections', 'pause-minority', 'kill-minority'],
+  postgres: [
+    'kill-holder',
+    'stop-holder',
+    'drop-connections',
+    'pause-server',
+    'restart-server',
+    'kill-server',
+  ],
+  mysql: [
+    'kill-holder',
+    'stop-holder',
+    'drop-connections',
+    'pause-server',
+    'restart-server',
+    'kill-server',
+  ],
+  zookeeper: [
+    'kill-holder',
+    'stop-holder',
+    'drop-connections',
+    'pause-server',
+    'restart-server',
+    'kill-server',
+  ],
+  file: ['kill-holder', 'stop-holder'],
+};
+
+/** Faults left out of the quick run (CI), to keep it within ~30 s per backend. */
+const slowInQuick: Readonly<Partial<Record<BackendId, readonly FaultKind[]>>> = {
+  redis: ['restart-server'],
+  postgres: ['kill-server'],
+  mysql: ['kill-server'],
+  zookeeper: ['kill-server'],
+};
+
+/**
+ * The faults to inject, in order: quick = each applicable fault once (minus the slowest);
+ * otherwise `cycles` rounds of every applicable fault, each round shuffled with the seed.
+ */
+export function faultPlan(
+  backend: BackendId,
+  quick: boolean,
+  cycles: number,
+  random: SeededRandom,
+): FaultKind[] {
+  const all = faultsOf[backend];
+  if (quick) return all.filter((kind) => !slowInQuick[backend]?.includes(kind));
+  return Array.from({ length: cycles }, () => random.shuffle(all)).flat();
+}

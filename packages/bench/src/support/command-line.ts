@@ -1,0 +1,85 @@
+import { type BackendId, backendIds, isBackendId } from '../backends/backend-ids.js';
+
+/** Options shared by `pnpm bench` and `pnpm chaos`. */
+export interface CommandLine {
+  /** `--quick`: the smoke version. */
+  readonly quick: boolean;
+  /** `--backends redis,postgres`: a subset, in the standard order. Default: all. */
+  readonly backends: readonly BackendId[];
+  /** `--seed N` (chaos): the fault plan's seed. */
+  readonly seed: number;
+  /** `--cycles N` (chaos): rounds of the fault plan. */
+  readonly cycles: number | undefined;
+  /** `--no-write` (bench): print only, leave docs/ alone. */
+  readonly write: boolean;
+  /** `--verbose`: progress and worker output on stderr. */
+  readonly verbose: boolean;
+  /** `--dump DIR` (chaos): write every backend's ledger and faults as JSON there. */
+  readonly dump: string | undefined;
+}
+
+/** Parses `argv` (without node and the script); throws a readable Error on a bad argument. */
+export function parseCommandLine(argv: readonly string[]): CommandLine {
+  let quick = false;
+  let backends: readonly BackendId[] = backendIds;
+  let seed = 1;
+  let cycles: number | undefined;
+  let write = true;
+  let verbose = false;
+  let dump: string | undefined;
+  for (let index = 0; index < argv.length; index++) {
+    const argument = argv[index] ?? '';
+    const [flag, inline] = argument.includes('=') ? argument.split('=', 2) : [argument, undefined];
+    const value = (): string => {
+      const next = inline ?? argv[++index];
+      if (next === undefined) throw new Error(`${flag} needs a value`);
+      return next;
+    };
+    switch (flag) {
+      case '--':
+        break;
+      case '--quick':
+        quick = true;
+        break;
+      case '--no-write':
+        write = false;
+        break;
+      case '--verbose':
+        verbose = true;
+        break;
+      case '--backends': {
+        const wanted = value()
+          .split(',')
+          .map((name) => name.trim())
+          .filter(Boolean);
+        for (const name of wanted) {
+          if (!isBackendId(name)) {
+            throw new Error(`unknown backend "${name}" (known: ${backendIds.join(', ')})`);
+          }
+        }
+        backends = backendIds.filter((id) => wanted.includes(id));
+        break;
+      }
+      case '--dump':
+        dump = value();
+        break;
+      case '--seed':
+        seed = positiveInteger(flag, value());
+        break;
+      case '--cycles':
+        cycles = positiveInteger(flag, value());
+        break;
+      default:
+        throw new Error(
+          `unknown argument "${argument}" (known: --quick, --backends a,b, --seed N, --cycles N, --dump DIR, --no-write, --verbose)`,
+        );
+    }
+  }
+  return { quick, backends, seed, cycles, write, verbose, dump };
+}
+
+function positiveInteger(flag: string, text: string): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${flag} must be a positive integer`);
+  return value;
+}
