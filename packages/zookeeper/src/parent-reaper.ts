@@ -24,19 +24,20 @@ export class ParentReaper {
     this.#pending.delete(parent);
   }
 
-  /** `parent` may be empty now; remove it after the delay (at once when it is 0). */
-  schedule(parent: string): void {
+  /**
+   * `parent` may be empty now; remove it after the delay. When the delay is 0 the removal is
+   * sent at once and the returned promise settles with it (so a release can include it).
+   */
+  schedule(parent: string): Promise<void> {
     this.keep(parent);
-    if (this.#delayMs === 0) {
-      this.#remove(parent);
-      return;
-    }
+    if (this.#delayMs === 0) return this.#remove(parent);
     const timer = setTimeout(() => {
       this.#pending.delete(parent);
       this.#remove(parent);
     }, this.#delayMs);
     timer.unref();
     this.#pending.set(parent, timer);
+    return Promise.resolve();
   }
 
   /** Removes every scheduled parent now and waits for all removals. */
@@ -49,14 +50,15 @@ export class ParentReaper {
     while (this.#running.size > 0) await Promise.all(this.#running);
   }
 
-  #remove(parent: string): void {
+  #remove(parent: string): Promise<void> {
     const session = this.#session();
-    if (!session || session.lost) return;
+    if (!session || session.lost) return Promise.resolve();
     const removal = session.remove(parent).then(
       () => undefined,
       () => undefined, // a parent left behind costs one node; the next release retries
     );
     this.#running.add(removal);
     void removal.finally(() => this.#running.delete(removal));
+    return removal;
   }
 }

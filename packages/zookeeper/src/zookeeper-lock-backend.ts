@@ -94,8 +94,11 @@ export class ZooKeeperLockBackend implements LockBackend<ZooKeeperGrant> {
     if (session.lost && session.owned) return false; // the node ended with the session
     try {
       const removing = session.remove(grant.path);
-      this.#reaper.schedule(grant.parent); // sent after our delete when the delay is 0
-      return await removing;
+      // Sent after our delete; with a delay of 0 the release also waits for it.
+      const tidying = this.#reaper.schedule(grant.parent);
+      const removed = await removing;
+      await tidying;
+      return removed;
     } catch (error) {
       if (session.lost && session.owned) return false;
       this.#background.run(() => removeNode(session, grant.path, this.#background));
@@ -231,7 +234,7 @@ export class ZooKeeperLockBackend implements LockBackend<ZooKeeperGrant> {
     if (session.lost && session.owned) return;
     try {
       const removing = session.remove(path);
-      this.#reaper.schedule(parent);
+      void this.#reaper.schedule(parent); // never rejects
       await removing;
     } catch {
       this.#background.run(() => removeNode(session, path, this.#background));
