@@ -191,8 +191,8 @@ export async function waitFor(
   }
 }
 
-/** Resolves when `signal` aborts; rejects after `timeoutMs`. */
-export function aborted(signal: AbortSignal, timeoutMs: number): Promise<unknown> {
+/** Resolves with `signal.reason` when it aborts; rejects after `timeoutMs`. */
+export function abortedWithin(signal: AbortSignal, timeoutMs: number): Promise<unknown> {
   if (signal.aborted) return Promise.resolve(signal.reason);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(

@@ -14,6 +14,8 @@ import {
   type FileLockProviderOptions,
 } from '../src/index.js';
 
+export { waitFor as waitUntil } from '@lockkit/conformance';
+
 /** Lease used by the tests (short, so abandoned locks free up quickly). */
 export const TEST_LEASE_MS = 1500;
 
@@ -122,17 +124,4 @@ export async function startChild(
   if (ready['event'] !== 'ready')
     throw new Error(`child ${script} failed: ${JSON.stringify(ready)}`);
   return handle;
-}
-
-/** Resolves when `condition()` holds; polls every 5 ms; rejects after `timeoutMs`. */
-export async function waitUntil(
-  condition: () => boolean | Promise<boolean>,
-  timeoutMs: number,
-  what: string,
-): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!(await condition())) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
 }

@@ -8,6 +8,8 @@ import {
   mutexKey,
 } from '../src/index.js';
 
+export { abortedWithin, waitFor as eventually } from '@lockkit/conformance';
+
 /** Multiplies every timing bound (slow machines: `LOCKKIT_TIME_SCALE=3`). */
 export const timeScale: number = Number(process.env['LOCKKIT_TIME_SCALE'] ?? 1);
 
@@ -97,38 +99,6 @@ export function provider(options: Partial<MySqlLockProviderOptions> = {}): MySql
 /** A unique lock name. */
 export function uniqueName(label: string): string {
   return `${label}:${process.pid}:${Math.random().toString(36).slice(2)}`;
-}
-
-/** Resolves when `signal` aborts; rejects after `timeoutMs`. */
-export function abortedWithin(signal: AbortSignal, timeoutMs: number): Promise<unknown> {
-  if (signal.aborted) return Promise.resolve(signal.reason);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`not aborted within ${timeoutMs} ms`)),
-      timeoutMs,
-    );
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        resolve(signal.reason);
-      },
-      { once: true },
-    );
-  });
-}
-
-/** Polls `condition` every 10 ms until true; rejects after `timeoutMs`. */
-export async function eventually(
-  condition: () => boolean | Promise<boolean>,
-  timeoutMs: number,
-  what: string,
-): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!(await condition())) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 /** Releases every handle (ignores nulls). */

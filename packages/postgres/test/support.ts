@@ -7,6 +7,8 @@ import {
   type PostgresLockProviderOptions,
 } from '../src/index.js';
 
+export { abortedWithin, waitFor } from '@lockkit/conformance';
+
 /** Multiplies timing bounds (slow machines). */
 export const timeScale: number = Number(process.env['LOCKKIT_TIME_SCALE'] ?? 1);
 
@@ -89,36 +91,4 @@ export async function sessionsOf(client: pg.ClientBase, application: string): Pr
     [application],
   );
   return Number(result.rows[0]!.count);
-}
-
-/** Resolves when `condition()` holds, polling every 5 ms; rejects after `timeoutMs`. */
-export async function waitFor(
-  condition: () => boolean | Promise<boolean>,
-  timeoutMs: number,
-  what: string,
-): Promise<void> {
-  const deadline = performance.now() + timeoutMs * timeScale;
-  while (!(await condition())) {
-    if (performance.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
-/** Resolves with `signal.reason` when it aborts; rejects after `timeoutMs`. */
-export function abortedWithin(signal: AbortSignal, timeoutMs: number): Promise<unknown> {
-  if (signal.aborted) return Promise.resolve(signal.reason);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`signal did not abort within ${timeoutMs} ms`)),
-      timeoutMs * timeScale,
-    );
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        resolve(signal.reason);
-      },
-      { once: true },
-    );
-  });
 }

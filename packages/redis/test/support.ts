@@ -1,3 +1,4 @@
+import { waitFor } from '@lockkit/conformance';
 import { grantBehind, type LockHandle } from '@lockkit/core';
 import { Redis } from 'ioredis';
 import { type RedisGrant, redisLockKeys } from '../src/index.js';
@@ -35,16 +36,10 @@ export async function deleteHold(handle: LockHandle, urls: readonly string[]): P
   );
 }
 
-/** Polls `condition` every 5 ms until it holds; throws after `timeoutMs` (scaled). */
-export async function eventually(
+/** Polls `condition` until it holds; throws after `timeoutMs` (scaled). */
+export function eventually(
   condition: () => boolean | Promise<boolean>,
   timeoutMs: number,
 ): Promise<void> {
-  const deadline = performance.now() + scaled(timeoutMs);
-  while (!(await condition())) {
-    if (performance.now() > deadline) {
-      throw new Error(`condition not met within ${scaled(timeoutMs)} ms`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+  return waitFor(condition, scaled(timeoutMs), 'a condition');
 }

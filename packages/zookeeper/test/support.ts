@@ -12,6 +12,8 @@ import {
   zookeeperModule,
 } from '../src/zookeeper-client.js';
 
+export { waitFor as eventually } from '@lockkit/conformance';
+
 /** The shared test server's URL (`zookeeper://127.0.0.1:PORT`), from the global setup. */
 export function zookeeperUrl(): string {
   const url = inject('lockkitServers').zookeeperUrl;
@@ -37,19 +39,6 @@ export function testProvider(
     spinDelayMs: 50,
     ...extra,
   });
-}
-
-/** Resolves when `condition()` holds, polling every 10 ms; rejects after `timeoutMs`. */
-export async function eventually(
-  condition: () => boolean | Promise<boolean>,
-  timeoutMs: number,
-  what: string,
-): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!(await condition())) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 /** A bare node-zookeeper-client session for inspecting (and poking) the server in tests. */

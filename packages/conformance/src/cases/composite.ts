@@ -1,6 +1,6 @@
 import { acquireAll, LockLostError, LockTimeoutError, tryAcquireAll } from '@lockkit/core';
 import { describe, expect, it } from 'vitest';
-import { aborted, type Fixture, titled } from '../support.js';
+import { abortedWithin, type Fixture, titled } from '../support.js';
 
 /** acquireAll: all-or-nothing, one deadline, combined signal, no deadlock. */
 export function compositeCases(fx: Fixture): void {
@@ -85,7 +85,7 @@ export function compositeCases(fx: Fixture): void {
           provider.createLock(fx.name('lost-b')),
         ]);
         await loseLock!(all.handles[1]!, provider);
-        const reason = await aborted(
+        const reason = await abortedWithin(
           all.signal,
           fx.ms(provider.capabilities.lostDetectionMs + 500),
         );

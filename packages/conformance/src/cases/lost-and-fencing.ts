@@ -1,6 +1,6 @@
 import { LockLostError } from '@lockkit/core';
 import { describe, expect, it } from 'vitest';
-import { aborted, acquirerFor, type Fixture, type Subject, titled } from '../support.js';
+import { abortedWithin, acquirerFor, type Fixture, type Subject, titled } from '../support.js';
 
 /** Lost signal and fencing tokens, for one subject. */
 export function lostAndFencingCases(fx: Fixture, subject: Subject): void {
@@ -29,7 +29,7 @@ export function lostAndFencingCases(fx: Fixture, subject: Subject): void {
         const bound = fx.ms(p1.capabilities.lostDetectionMs + 500);
         const handle = await acquirerFor(p1, name, subject.spec).acquire();
         await loseLock!(handle, p1);
-        const reason = await aborted(handle.signal, bound);
+        const reason = await abortedWithin(handle.signal, bound);
         expect(LockLostError.isInstance(reason)).toBe(true);
         expect((reason as LockLostError).code).toBe('LOCK_LOST');
         expect(handle.signal.aborted).toBe(true); // read late: still aborted
