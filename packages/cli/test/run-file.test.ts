@@ -107,11 +107,11 @@ describe('lockkit run (file backend)', () => {
 
   it('a lost lock: the command gets SIGTERM, then SIGKILL after --kill-after; exit status 76', async () => {
     const name = fresh('lost');
-    // A 1.5 s lease is extended every 500 ms; the heartbeat after the lock directory is
+    // A 2 s lease is checked every 667 ms; the check after the lock directory is
     // removed notices the loss.
     const holder = new LockkitProcess([
       'run',
-      `${url}?leaseMs=1500`,
+      `${url}?leaseMs=2000`,
       name,
       '--kill-after',
       '300',
@@ -134,7 +134,7 @@ describe('lockkit run (file backend)', () => {
     const name = fresh('lease');
     const holder = new LockkitProcess([
       'run',
-      `${url}?leaseMs=1000&autoExtend=false`,
+      `${url}?leaseMs=2000&autoExtend=false`,
       name,
       ...childCommand(),
     ]);

@@ -12,12 +12,8 @@ import { FencingCounters } from './fencing-counter.js';
 import type { ResolvedFileOptions } from './file-lock-options.js';
 import { fileOpsFor } from './file-system.js';
 import { type Attempt, tryMutex, tryReader, trySemaphore, tryWriter } from './gated-locks.js';
-import {
-  claimMarker,
-  type FileLockContext,
-  releaseLockDir,
-  touchMarker,
-} from './lock-directory.js';
+import { claimMarker, type FileLockContext, touchMarker } from './lock-directory.js';
+import { LockDirs } from './lock-dirs.js';
 import { childPath, type KeyPaths, keyPaths, SPARES_DIR } from './lock-paths.js';
 import { ParkedGates } from './parked-gates.js';
 import { prepareDirectory } from './prepare-directory.js';
@@ -27,7 +23,10 @@ import { Staleness } from './staleness.js';
 
 /** A file-system grant: our marker directory and, for lock-directory holds, the lock directory. */
 export interface FileGrant extends Grant {
-  /** Absolute path of our marker: its presence is our ownership, its mtime our heartbeat. */
+  /**
+   * Absolute path of our marker: its presence is our ownership. A reader's or permit's
+   * marker mtime is its heartbeat; a lock directory's own mtime is (proper-lockfile's).
+   */
   readonly marker: string;
   /** The lock directory (`…/lock` or `…/gate`) for a mutex or writer; undefined for a reader or permit. */
   readonly lockDir: string | undefined;
@@ -48,7 +47,7 @@ export function fileCapabilities(leaseMs: number): Capabilities {
     crossProcess: true,
     leases: true,
     fifo: false,
-    // A removed marker is noticed at the next heartbeat (every leaseMs / 3).
+    // A removed marker is noticed at the next extension (every leaseMs / 3).
     lostDetectionMs: Math.ceil(leaseMs / 3) + 250,
     // A dead holder's marker turns stale leaseMs after its last heartbeat; waiters wake then.
     abandonedReleaseMs: leaseMs + 250,
@@ -84,11 +83,14 @@ export class FileLockBackend implements LockBackend<FileGrant> {
     this.capabilities = fileCapabilities(options.leaseMs);
     this.pollIntervalMs = options.pollIntervalMs;
     const fs = fileOpsFor(options.io);
+    const pool = new SparePool(fs, childPath(options.directory, SPARES_DIR));
+    const staleness = new Staleness(options.leaseMs);
     this.#context = {
       fs,
-      pool: new SparePool(fs, childPath(options.directory, SPARES_DIR)),
-      staleness: new Staleness(options.leaseMs),
+      pool,
+      staleness,
       counters: new FencingCounters(fs),
+      dirs: new LockDirs({ fs, pool, staleness }, options.io),
     };
     this.#stopExitCleanup = onProcessExit(() => this.#exitSync());
   }
@@ -114,12 +116,18 @@ export class FileLockBackend implements LockBackend<FileGrant> {
 
   release(_request: LockRequest, grant: FileGrant): Promise<boolean> {
     this.#held.delete(grant);
-    return grant.lockDir === undefined
-      ? claimMarker(this.#context, grant.marker)
-      : releaseLockDir(this.#context, grant.lockDir, grant.marker);
+    return this.#releaseMarker(grant.marker);
   }
 
   async extend(_request: LockRequest, grant: FileGrant): Promise<number | false> {
+    if (grant.lockDir !== undefined) {
+      // proper-lockfile refreshes the lock directory; here we confirm it is still ours.
+      const { dirs } = this.#context;
+      const holding = dirs.holding(grant.marker);
+      if (!holding || !(await dirs.confirm(holding))) return false;
+      const validUntil = dirs.validUntil(holding);
+      return validUntil > now() ? validUntil : false;
+    }
     const touchedAt = now();
     // Past the lease (this process stalled), a contender may be claiming the marker right
     // now: refreshing it would only hide that. The lock is lost.
@@ -128,6 +136,29 @@ export class FileLockBackend implements LockBackend<FileGrant> {
     const validUntil = this.#validUntil(touchedAt);
     this.#leaseEnds.set(grant, validUntil);
     return validUntil;
+  }
+
+  /** Reports proper-lockfile's compromise of a lock directory on the handle's signal. */
+  monitor(
+    _request: LockRequest,
+    grant: FileGrant,
+    lose: (reason: string, cause?: unknown) => void,
+  ): () => void {
+    const holding =
+      grant.lockDir === undefined ? undefined : this.#context.dirs.holding(grant.marker);
+    if (!holding) return noop;
+    if (holding.compromised !== undefined) {
+      queueMicrotask(() =>
+        lose('proper-lockfile reported the lock directory compromised', holding.compromised),
+      );
+      return noop;
+    }
+    if (!grant.lease?.autoExtend) holding.beating = false; // the lease is not refreshed
+    holding.onLost = lose;
+    return () => {
+      holding.beating = false;
+      if (holding.onLost === lose) holding.onLost = undefined;
+    };
   }
 
   async close(): Promise<void> {
@@ -223,13 +254,16 @@ export class FileLockBackend implements LockBackend<FileGrant> {
       this.#releaseGate(request, gate);
       return;
     }
-    // Come back before the gate's heartbeat goes stale (each attempt refreshes it).
-    state?.watch.wakeAt(now() + this.options.leaseMs / 4);
   }
 
-  #releaseGate(request: LockRequest, gate: string): void {
-    const { lockDir } = this.#pathsOf(request);
-    this.#track(releaseLockDir(this.#context, lockDir, gate).catch(() => false));
+  #releaseGate(_request: LockRequest, gate: string): void {
+    this.#track(this.#releaseMarker(gate).catch(() => false));
+  }
+
+  /** Ownership-checked release of a lock directory's or a member's marker. */
+  #releaseMarker(marker: string): Promise<boolean> {
+    const holding = this.#context.dirs.holding(marker);
+    return holding ? this.#context.dirs.release(holding) : claimMarker(this.#context, marker);
   }
 
   /** The wait ended (granted, timed out, aborted, closed): give back a writer's pending gate. */

@@ -19,10 +19,11 @@ export interface FileLockProviderOptions extends LockProviderOptions {
    */
   readonly directory: string | URL;
   /**
-   * Lease length in ms (proper-lockfile's `stale`). A holder refreshes its marker's mtime
-   * every `leaseMs / 3`; a marker untouched for longer than `leaseMs` is abandoned and the
-   * next contender takes the lock over. This bounds how long a crashed holder blocks
-   * others. Integer in [100, 2^31-1]; keep it ≥ 6000 on file systems with 1–2 s timestamps.
+   * Lease length in ms (proper-lockfile's `stale`). A holder's lock directory (or reader's
+   * marker) is refreshed every `max(1000, leaseMs / 3)`; one untouched for longer than
+   * `leaseMs` is abandoned and the next contender takes the lock over. This bounds how long a
+   * crashed holder blocks others. Integer in [2000, 2^31-1] (proper-lockfile's minimum);
+   * keep it ≥ 6000 on file systems with 1–2 s timestamps.
    * @defaultValue 30000
    */
   readonly leaseMs?: number | undefined;
@@ -73,7 +74,8 @@ export function resolveFileOptions(options: FileLockProviderOptions): ResolvedFi
   checkOptionKeys(options, knownKeys, 'file lock provider');
   const namespace = stringOption('namespace', options.namespace, '');
   const directory = resolveDirectory(options.directory);
-  const leaseMs = numberOption('leaseMs', options.leaseMs, { default: 30_000, min: 100 });
+  // proper-lockfile's `stale` is at least 2000 ms.
+  const leaseMs = numberOption('leaseMs', options.leaseMs, { default: 30_000, min: 2000 });
   const autoExtend = booleanOption('autoExtend', options.autoExtend, true);
   const pollIntervalMs = numberOption('pollIntervalMs', options.pollIntervalMs, {
     default: Math.min(1000, leaseMs / 3),

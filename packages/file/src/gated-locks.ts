@@ -10,20 +10,15 @@
  * - permit: count live markers (without the gate, so a full semaphore costs waiters no
  *   writes); if there is room, take the gate, count again, add a marker, release the gate.
  *
- * The fencing counter is advanced only while holding the key's lock directory.
+ * Lock directories (`lock`, `gate`) are proper-lockfile locks (lock-dirs.ts). The fencing
+ * counter is advanced only while holding the key's lock directory.
  *
  * @module
  */
 import { now } from '@lockkit/core';
 import { isMissing, unavailable } from './file-system.js';
-import {
-  censusOf,
-  claimMarker,
-  type FileLockContext,
-  releaseLockDir,
-  takeLockDir,
-  touchMarker,
-} from './lock-directory.js';
+import { censusOf, claimMarker, type FileLockContext } from './lock-directory.js';
+import type { Holding } from './lock-dirs.js';
 import {
   childPath,
   freshMarkerName,
@@ -34,12 +29,12 @@ import {
 
 /** A granted lock, before core turns it into a handle. */
 export interface GrantParts {
-  /** Our marker: its mtime is the heartbeat, its presence the ownership. */
+  /** Our marker: its presence is the ownership. */
   readonly marker: string;
   /** The lock directory to tidy at release (mutex, writer); undefined for reader/permit markers. */
   readonly lockDir: string | undefined;
   readonly fencingToken: bigint;
-  /** performance.now() just before the marker's mtime was last set (the lease start). */
+  /** performance.now() just before the lease was last refreshed (the lease start). */
   readonly touchedAt: number;
 }
 
@@ -57,36 +52,38 @@ export type Attempt =
 const busy = (retryAtWall: number | undefined): Attempt => ({ retryAtWall });
 
 /**
- * Next token while holding the lock directory whose marker `lockMarker` was last touched at
- * `touchedAt`. If the marker may have aged enough for a contender to call it stale (this
- * process stalled), someone may have taken over and drawn the same token: then the marker
- * must still be ours (checked by refreshing it), or the token is not used.
+ * Next token while holding the lock directory `lock`. If this process stalled long enough
+ * for a contender to call the lock stale, that contender may have taken over and drawn a
+ * token too: so the draw is followed by an ownership check (a takeover after the check reads
+ * our value), and a lock whose lease has run out is not used.
  */
 async function fenceUnder(
   context: FileLockContext,
   paths: KeyPaths,
-  lockMarker: string,
-  touchedAt: number,
+  lock: Holding,
 ): Promise<{ fencingToken: bigint; touchedAt: number } | undefined> {
   const fencingToken = await context.counters.next(paths.fenceFile, paths.keyDir);
-  if (now() - touchedAt <= context.staleness.leaseMs / 4) return { fencingToken, touchedAt };
-  const refreshedAt = now();
-  if (!(await touchMarker(context, lockMarker))) return undefined;
-  return { fencingToken, touchedAt: refreshedAt };
+  const { dirs, staleness } = context;
+  if (now() - lock.lastBeat > staleness.leaseMs / 4 && !(await dirs.confirm(lock)))
+    return undefined;
+  if (now() >= dirs.validUntil(lock)) return undefined;
+  return { fencingToken, touchedAt: lock.lastBeat };
 }
 
 /** Mutex: take `lock`. */
 export async function tryMutex(context: FileLockContext, paths: KeyPaths): Promise<Attempt> {
-  const taken = await takeLockDir(context, paths.lockDir, paths.keyDir);
-  if (taken.marker === undefined) return busy(taken.retryAtWall);
+  const taken = await context.dirs.take(paths.lockDir);
+  if (!taken.holding) return busy(taken.retryAtWall);
+  const lock = taken.holding;
   try {
-    const fenced = await fenceUnder(context, paths, taken.marker, taken.touchedAt);
-    if (!fenced) return busy(undefined);
-    return { granted: { marker: taken.marker, lockDir: paths.lockDir, ...fenced } };
+    const fenced = await fenceUnder(context, paths, lock);
+    if (fenced) return { granted: { marker: lock.marker, lockDir: paths.lockDir, ...fenced } };
   } catch (error) {
-    await releaseLockDir(context, paths.lockDir, taken.marker).catch(() => false);
+    await context.dirs.release(lock).catch(() => false);
     throw error;
   }
+  await context.dirs.release(lock).catch(() => false);
+  return busy(undefined);
 }
 
 /** Adds a fresh holder marker (`prefix` + unique name) to the key directory. */
@@ -114,12 +111,12 @@ async function addMember(
 async function joinUnderGate(
   context: FileLockContext,
   paths: KeyPaths,
-  gate: { readonly marker: string; readonly touchedAt: number },
+  gate: Holding,
   prefix: string,
 ): Promise<Attempt> {
   const member = await addMember(context, paths.keyDir, prefix);
   try {
-    const fenced = await fenceUnder(context, paths, gate.marker, gate.touchedAt);
+    const fenced = await fenceUnder(context, paths, gate);
     if (!fenced) {
       await claimMarker(context, member.marker);
       return busy(undefined);
@@ -140,12 +137,12 @@ async function joinUnderGate(
 
 /** Reader: pass the gate. */
 export async function tryReader(context: FileLockContext, paths: KeyPaths): Promise<Attempt> {
-  const gate = await takeLockDir(context, paths.lockDir, paths.keyDir);
-  if (gate.marker === undefined) return busy(gate.retryAtWall);
+  const gate = await context.dirs.take(paths.lockDir);
+  if (!gate.holding) return busy(gate.retryAtWall);
   try {
-    return await joinUnderGate(context, paths, gate, READER_PREFIX);
+    return await joinUnderGate(context, paths, gate.holding, READER_PREFIX);
   } finally {
-    await releaseLockDir(context, paths.lockDir, gate.marker).catch(() => false);
+    await context.dirs.release(gate.holding).catch(() => false);
   }
 }
 
@@ -157,14 +154,14 @@ export async function trySemaphore(
 ): Promise<Attempt> {
   const before = await censusOf(context, paths.keyDir, PERMIT_PREFIX, maxCount);
   if (before.live >= maxCount) return busy(before.retryAtWall);
-  const gate = await takeLockDir(context, paths.lockDir, paths.keyDir);
-  if (gate.marker === undefined) return busy(gate.retryAtWall);
+  const gate = await context.dirs.take(paths.lockDir);
+  if (!gate.holding) return busy(gate.retryAtWall);
   try {
     const under = await censusOf(context, paths.keyDir, PERMIT_PREFIX, maxCount);
     if (under.live >= maxCount) return busy(under.retryAtWall);
-    return await joinUnderGate(context, paths, gate, PERMIT_PREFIX);
+    return await joinUnderGate(context, paths, gate.holding, PERMIT_PREFIX);
   } finally {
-    await releaseLockDir(context, paths.lockDir, gate.marker).catch(() => false);
+    await context.dirs.release(gate.holding).catch(() => false);
   }
 }
 
@@ -179,27 +176,29 @@ export async function tryWriter(
   pendingGate: string | undefined,
   mayKeep: boolean,
 ): Promise<Attempt> {
-  let gate = pendingGate;
-  let touchedAt = now();
-  if (gate !== undefined && !(await touchMarker(context, gate))) gate = undefined;
-  if (gate === undefined) {
-    const taken = await takeLockDir(context, paths.lockDir, paths.keyDir);
-    if (taken.marker === undefined) return busy(taken.retryAtWall);
-    gate = taken.marker;
-    touchedAt = taken.touchedAt;
+  const { dirs } = context;
+  let gate = pendingGate === undefined ? undefined : dirs.holding(pendingGate);
+  if (gate && !(await dirs.confirm(gate))) {
+    await dirs.release(gate).catch(() => false); // lost while readers drained
+    gate = undefined;
+  }
+  if (!gate) {
+    const taken = await dirs.take(paths.lockDir);
+    if (!taken.holding) return busy(taken.retryAtWall);
+    gate = taken.holding;
   }
   let keep = false;
   try {
     const readers = await censusOf(context, paths.keyDir, READER_PREFIX);
     if (readers.live > 0) {
       keep = mayKeep;
-      return { retryAtWall: readers.retryAtWall, pendingGate: keep ? gate : undefined };
+      return { retryAtWall: readers.retryAtWall, pendingGate: keep ? gate.marker : undefined };
     }
-    const fenced = await fenceUnder(context, paths, gate, touchedAt);
+    const fenced = await fenceUnder(context, paths, gate);
     if (!fenced) return busy(undefined);
     keep = true;
-    return { granted: { marker: gate, lockDir: paths.lockDir, ...fenced } };
+    return { granted: { marker: gate.marker, lockDir: paths.lockDir, ...fenced } };
   } finally {
-    if (!keep) await releaseLockDir(context, paths.lockDir, gate).catch(() => false);
+    if (!keep) await dirs.release(gate).catch(() => false);
   }
 }

@@ -1,7 +1,8 @@
 /**
  * A provider's first file-system work: create the lock directory, sweep spare directories
- * left by dead processes of this host (SIGKILLed before their exit hook could run), and probe
- * whether the file system keeps sub-second mtimes (FAT and HFS+ do not).
+ * left by dead processes of this host (SIGKILLed before their exit hook could run), probe
+ * whether the file system keeps sub-second mtimes (FAT and HFS+ do not), and let
+ * proper-lockfile run its own precision probe once, on a scratch directory.
  *
  * @module
  */
@@ -32,6 +33,9 @@ export async function prepareDirectory(context: FileLockContext): Promise<void> 
   } finally {
     pool.giveBare(probe);
   }
+  await context.dirs.warmUp(pool.freshPath()).catch((error: unknown) => {
+    throw unavailable(`lock a scratch directory in ${pool.sparesDir}`, error);
+  });
 }
 
 /** True if a process with this pid exists (EPERM: it exists but is not ours). */

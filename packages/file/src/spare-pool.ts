@@ -15,7 +15,7 @@ import { childPath, freshMarkerName } from './lock-paths.js';
 export interface Spare {
   readonly dir: string;
   readonly markerName: string;
-  /** performance.now() when the marker's mtime was last set. */
+  /** performance.now() when the mtime of `dir` was last set (the lease starts from it). */
   touchedAt: number;
 }
 
@@ -69,15 +69,17 @@ export class SparePool {
       const inner = this.#bares.pop();
       if (inner !== undefined) {
         try {
+          const touchedAt = now(); // adding the marker sets the directory's mtime
           await this.#fs.rename(inner, marker);
-          return { dir, markerName, touchedAt: Number.NEGATIVE_INFINITY }; // its mtime is old
+          return { dir, markerName, touchedAt };
         } catch {
           // That reused directory vanished: make a fresh marker instead.
         }
       }
       try {
+        const touchedAt = now();
         await this.#fs.mkdir(marker);
-        return { dir, markerName, touchedAt: now() };
+        return { dir, markerName, touchedAt };
       } catch (error) {
         if (!isMissing(error) || attempt > 0) throw unavailable(`mkdir ${marker}`, error);
         // Our kept directories were removed behind our back (the tree was deleted): start over.

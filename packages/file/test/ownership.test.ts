@@ -8,7 +8,7 @@ import { providerFactory, startChild, TEST_LEASE_MS, temporaryDirectory } from '
 const directory = temporaryDirectory('ownership');
 const provider = providerFactory(directory);
 
-/** Makes a held lock look abandoned (its heartbeat long past the lease), as after a stall. */
+/** Makes a held lock directory look abandoned (its heartbeat long past the lease), as after a stall. */
 function backdate(path: string): void {
   const longAgo = (Date.now() - 10 * TEST_LEASE_MS) / 1000;
   utimesSync(path, longAgo, longAgo);
@@ -29,7 +29,7 @@ describe('lock directory and ownership', () => {
   it('a stalled holder is taken over; its late release reports false and leaves the new holder alone', async () => {
     const [p1, p2, p3] = [provider(), provider(), provider()];
     const stalled = await p1.createLock('takeover').acquire();
-    backdate(grantBehind<FileGrant>(stalled).grant.marker);
+    backdate(grantBehind<FileGrant>(stalled).grant.lockDir!);
     const next = await p2.createLock('takeover').tryAcquire();
     expect(next).not.toBeNull();
     expect(next!.fencingToken).toBeGreaterThan(stalled.fencingToken);
@@ -42,7 +42,7 @@ describe('lock directory and ownership', () => {
   it('the stalled holder learns it lost the lock at its next heartbeat', async () => {
     const [p1, p2] = [provider(), provider()];
     const stalled = await p1.createLock('late-heartbeat').acquire();
-    backdate(grantBehind<FileGrant>(stalled).grant.marker);
+    backdate(grantBehind<FileGrant>(stalled).grant.lockDir!);
     const next = await p2.createLock('late-heartbeat').tryAcquire();
     expect(next).not.toBeNull();
     const reason = await new Promise((resolve) =>

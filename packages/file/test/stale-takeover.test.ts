@@ -12,7 +12,7 @@ function abandonedLock(lockDir: string): void {
   const marker = join(lockDir, `99999.dead00.${Math.random().toString(36).slice(2)}.1`);
   mkdirSync(marker, { recursive: true });
   const longAgo = (Date.now() - 10 * TEST_LEASE_MS) / 1000;
-  utimesSync(marker, longAgo, longAgo);
+  utimesSync(lockDir, longAgo, longAgo); // the lock directory's mtime is the heartbeat
 }
 
 describe('stale takeover (proper-lockfile #121: two contenders both "win" a stale lock)', () => {

@@ -17,7 +17,7 @@ import {
 export { waitFor as waitUntil } from '@lockkit/conformance';
 
 /** Lease used by the tests (short, so abandoned locks free up quickly). */
-export const TEST_LEASE_MS = 1500;
+export const TEST_LEASE_MS = 2000;
 
 /** Stretches every timing bound (LOCKKIT_TIME_SCALE, for slow machines). */
 export const TIME_SCALE: number = Number(process.env['LOCKKIT_TIME_SCALE'] ?? 1);

@@ -52,10 +52,10 @@ describe('waiting is notified (fs.watch), not polled', () => {
 
   it('an abandoned lock is taken over when its heartbeat turns stale (a timer, not the poll)', async () => {
     // A dead holder whose last heartbeat was (lease - 300 ms) ago.
-    const marker = join(directory, keyDirName('', 'mutex', 'abandoned'), 'lock', '1.dead00.x.1');
-    mkdirSync(marker, { recursive: true });
+    const lockDir = join(directory, keyDirName('', 'mutex', 'abandoned'), 'lock');
+    mkdirSync(join(lockDir, '1.dead00.x.1'), { recursive: true });
     const lastBeat = (Date.now() - TEST_LEASE_MS + 300) / 1000;
-    utimesSync(marker, lastBeat, lastBeat);
+    utimesSync(lockDir, lastBeat, lastBeat); // the lock directory's mtime is the heartbeat
     const started = performance.now();
     const handle = await provider().createLock('abandoned').acquire({ timeout: 5000 });
     const waited = performance.now() - started;

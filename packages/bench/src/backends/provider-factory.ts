@@ -6,8 +6,10 @@ import type { ProviderSpec } from './provider-spec.js';
  * `abandonedReleaseMs`) from these; the chaos run reads the bounds from the provider.
  */
 export const chaosTimings = {
-  /** Redis and file leases. */
+  /** Redis lease. */
   leaseMs: 1500,
+  /** File lease (proper-lockfile's minimum `stale` is 2000 ms). */
+  fileLeaseMs: 2000,
   /** Redis per-command deadline. */
   commandTimeoutMs: 200,
   /** PostgreSQL and MariaDB keepalive of connections that hold locks. */
@@ -79,7 +81,7 @@ export async function createProvider(spec: ProviderSpec): Promise<ILockProvider>
       const { createFileLockProvider } = await import('@lockkit/file');
       return createFileLockProvider({
         directory: spec.directory,
-        ...(chaos ? { leaseMs: chaosTimings.leaseMs } : {}),
+        ...(chaos ? { leaseMs: chaosTimings.fileLeaseMs } : {}),
       });
     }
   }

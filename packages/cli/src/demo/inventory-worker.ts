@@ -7,7 +7,7 @@ export const STOCK = 10;
 /** Worker processes (or tasks, on the in-memory backend). */
 export const WORKERS = 4;
 /** Lease of lease backends in the demo: short, so the stalled worker loses its lock quickly. */
-export const LEASE_MS = 1000;
+export const LEASE_MS = 2000;
 
 /** What a worker reports to the coordinator. */
 export type WorkerEvent =

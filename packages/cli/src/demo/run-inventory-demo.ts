@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -49,18 +49,24 @@ async function runWorkers(url: string, storePath: string, events: WorkerEvent[])
   }
   const backend = probe.backend;
   await probe.close();
+  const workers: ChildProcess[] = [];
+  let ready = 0;
   const exits = await Promise.allSettled(
     Array.from({ length: WORKERS }, async (_, index) => {
       const worker = spawn(process.execPath, [workerScript, String(index + 1), url, storePath], {
-        stdio: ['ignore', 'pipe', 'inherit'],
+        stdio: ['pipe', 'pipe', 'inherit'],
       });
+      workers.push(worker);
       let buffered = '';
       worker.stdout.setEncoding('utf8');
       worker.stdout.on('data', (chunk: string) => {
         buffered += chunk;
         for (let end = buffered.indexOf('\n'); end >= 0; end = buffered.indexOf('\n')) {
-          events.push(JSON.parse(buffered.slice(0, end)) as WorkerEvent);
+          const event = JSON.parse(buffered.slice(0, end)) as WorkerEvent | { event: 'ready' };
           buffered = buffered.slice(end + 1);
+          if (event.event !== 'ready') events.push(event);
+          // Start everyone together once all are up.
+          else if (++ready === WORKERS) for (const each of workers) each.stdin?.end('go\n');
         }
       });
       const [code] = (await once(worker, 'exit')) as [number | null];
