@@ -1,4 +1,4 @@
-import type { Grant, LockBackend, LockRequest, ReleaseWatch } from './backend.js';
+import type { Grant, LockBackend, LockRequest, ReleaseWatch, WaitContext } from './backend.js';
 import { publish } from './diagnostics.js';
 import { LockTimeoutError } from './errors/lock-timeout-error.js';
 import { delay, jitter, now } from './timing.js';
@@ -54,8 +54,9 @@ export async function acquireWithPolicy<G extends Grant>(
       : timeoutMs === Number.POSITIVE_INFINITY
         ? timeoutMs
         : started + timeoutMs;
-  const controller = new AbortController();
-  const { signal } = controller;
+  // Its AbortSignal is only built if someone reads it (a backend, or the wait between
+  // attempts): building one costs more than the rest of an uncontended acquire here.
+  const controller = new WaitController();
   const onCallerAbort = (): void => controller.abort(callerSignal?.reason);
   callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
   const timer = Number.isFinite(deadline)
@@ -65,20 +66,34 @@ export async function acquireWithPolicy<G extends Grant>(
   const event = { backend: backend.backend, name: request.name, kind: request.kind };
   let watch: ReleaseWatch | undefined;
   let waiting = false;
-  const markWaiting = (): void => {
-    if (waiting) return;
-    waiting = true;
-    publish('wait', () => event);
+  // Why the last finished attempt could not be decided, if its backend said (the cause of a
+  // timeout, also when the deadline passes during the next attempt), and the one in flight.
+  let failure: unknown;
+  let attemptFailure: unknown;
+  const context: WaitContext = {
+    get signal() {
+      return controller.signal;
+    },
+    deadline,
+    waiting: () => {
+      if (waiting) return;
+      waiting = true;
+      publish('wait', () => event);
+    },
+    failed: (cause) => {
+      attemptFailure = cause;
+    },
   };
-  const context = { signal, deadline, waiting: markWaiting };
   try {
     for (;;) {
       const attempt = host.track(backend.tryAcquire(request, context));
-      const grant = await raceAbort(attempt, signal, (late) => host.discard(request, late));
+      const grant = await raceAbort(attempt, controller, (late) => host.discard(request, late));
+      failure = attemptFailure;
+      attemptFailure = undefined;
       if (grant) {
-        if (signal.aborted) {
+        if (controller.aborted) {
           host.discard(request, grant);
-          throw signal.reason;
+          throw controller.reason;
         }
         const handle = await host.adopt(request, grant);
         publish('acquire', () => ({
@@ -90,23 +105,25 @@ export async function acquireWithPolicy<G extends Grant>(
       }
       if (now() >= deadline) throw timedOut;
       if (!watch && backend.watch) {
-        watch = await raceAbort(Promise.resolve(backend.watch(request)), signal, (late) =>
+        watch = await raceAbort(Promise.resolve(backend.watch(request)), controller, (late) =>
           late.close(),
         );
         continue; // subscribe-then-retry
       }
-      markWaiting();
-      await waitForChange(watch, backend.pollIntervalMs, signal);
+      context.waiting();
+      await waitForChange(watch, backend.pollIntervalMs, controller.signal);
     }
   } catch (error) {
-    if (error === timedOut || (signal.aborted && signal.reason === timedOut)) {
+    if (error === timedOut || (controller.aborted && controller.reason === timedOut)) {
       publish('acquireFailed', () => ({ ...event, outcome: 'timeout', waitedMs: now() - started }));
-      if (throwOnTimeout) throw new LockTimeoutError(request.name, timeoutMs);
+      if (throwOnTimeout) {
+        throw new LockTimeoutError(request.name, timeoutMs, { cause: failure });
+      }
       return null;
     }
     publish('acquireFailed', () => ({
       ...event,
-      outcome: signal.aborted ? 'aborted' : 'error',
+      outcome: controller.aborted ? 'aborted' : 'error',
       error,
     }));
     throw error;
@@ -118,11 +135,33 @@ export async function acquireWithPolicy<G extends Grant>(
   }
 }
 
+/**
+ * The controller of one acquire. Node builds an AbortController's signal on first use, so
+ * this one keeps its own aborted state and a callback for {@link raceAbort}, and the signal
+ * is only built when a backend or a wait reads it (or when it aborts).
+ */
+class WaitController extends AbortController {
+  aborted = false;
+  reason: unknown;
+  /** Called once on abort (the attempt or watch being raced), if set. */
+  onAbort: (() => void) | undefined;
+
+  override abort(reason?: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    super.abort(reason);
+    this.reason = this.signal.reason; // as the signal has it (a default AbortError for none)
+    this.onAbort?.();
+  }
+}
+
 const neverAborted: AbortSignal = new AbortController().signal;
-const singleAttemptContext = {
+const singleAttemptContext: WaitContext = {
   signal: neverAborted,
   deadline: Number.NEGATIVE_INFINITY,
   waiting: (): void => {},
+  failed: (): void => {}, // a single attempt has no timeout to explain: the backend throws
 };
 
 /** Adopts a grant from the single try and publishes it. */
@@ -182,30 +221,33 @@ async function waitForChange(
 }
 
 /**
- * Resolves like `work`, or rejects with `signal.reason` when `signal` aborts first. A value
+ * Resolves like `work`, or rejects with the controller's reason when it aborts first. A value
  * `work` produces after that goes to `onLate` (so a late grant is released, never leaked).
  */
 function raceAbort<T>(
   work: Promise<T>,
-  signal: AbortSignal,
+  controller: WaitController,
   onLate: (value: NonNullable<T>) => void,
 ): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     let settled = false;
-    const onAbort = (): void => {
+    if (controller.aborted) {
       settled = true;
-      reject(signal.reason);
-    };
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
+      reject(controller.reason);
+    } else {
+      controller.onAbort = () => {
+        settled = true;
+        reject(controller.reason);
+      };
+    }
     work.then(
       (value) => {
-        signal.removeEventListener('abort', onAbort);
+        controller.onAbort = undefined;
         if (!settled) resolve(value);
         else if (value != null) onLate(value);
       },
       (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
+        controller.onAbort = undefined;
         if (!settled) reject(error);
       },
     );

@@ -79,6 +79,14 @@ export interface WaitContext {
    * `lockkit:wait` (core publishes it itself for backends that wait through `watch`).
    */
   readonly waiting: () => void;
+  /**
+   * A backend whose attempt could not be decided (the server or a quorum out of reach) but
+   * that lets the caller keep trying until the deadline calls this with the failure and
+   * returns null: if the deadline then passes, the `LockTimeoutError` has it as `cause`.
+   * (Backends that fail such an acquire at once throw `BackendUnavailableError` instead.)
+   * Optional so that contexts built outside core (benchmarks, tests) need not supply it.
+   */
+  readonly failed?: ((cause: unknown) => void) | undefined;
 }
 
 /** A subscription to "this lock may have become free" notifications. */

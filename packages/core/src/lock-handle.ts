@@ -4,7 +4,8 @@ import { LockLostError } from './errors/lock-lost-error.js';
 import { now } from './timing.js';
 import type { LockHandle, LockKind } from './types.js';
 
-const grants = new WeakMap<LockHandle, { request: LockRequest; grant: Grant }>();
+/** Reads a handle's request and grant (set by ManagedHandle's static block). */
+let entryOf: (handle: LockHandle) => { request: LockRequest; grant: Grant } | undefined;
 
 /**
  * The backend grant behind a handle created by core. For backend test hooks (fault
@@ -13,7 +14,7 @@ const grants = new WeakMap<LockHandle, { request: LockRequest; grant: Grant }>()
 export function grantOf<G extends Grant = Grant>(
   handle: LockHandle,
 ): { request: LockRequest; grant: G } {
-  const entry = grants.get(handle);
+  const entry = entryOf(handle);
   if (!entry) throw new TypeError('Not a handle created by a lockkit provider');
   return entry as { request: LockRequest; grant: G };
 }
@@ -54,8 +55,14 @@ export class ManagedHandle<G extends Grant> implements LockHandle {
     this.name = request.name;
     this.kind = request.kind;
     this.fencingToken = grant.fencingToken;
-    grants.set(this, { request, grant });
     this.#start();
+  }
+
+  static {
+    // Private fields instead of a WeakMap entry per handle (a WeakMap set costs more than
+    // the rest of the constructor).
+    entryOf = (handle) =>
+      #request in handle ? { request: handle.#request, grant: handle.#grant } : undefined;
   }
 
   get signal(): AbortSignal {

@@ -12,7 +12,9 @@ import {
   LockLostError,
   LockProvider,
   type LockRequest,
+  LockTimeoutError,
   now,
+  type WaitContext,
   Wakeup,
 } from '../src/index.js';
 
@@ -39,10 +41,16 @@ class ScriptedBackend implements LockBackend<ScriptedGrant> {
   releases: number[] = [];
   watchers = new Set<Wakeup>();
   grantDelayMs = 0;
+  /** Set: every attempt is undecided (server out of reach), reported through wait.failed. */
+  unreachable: Error | undefined;
   #nextId = 1;
 
-  async tryAcquire(): Promise<ScriptedGrant | null> {
+  async tryAcquire(_request: LockRequest, wait: WaitContext): Promise<ScriptedGrant | null> {
     this.attempts += 1;
+    if (this.unreachable) {
+      wait.failed?.(this.unreachable);
+      return null;
+    }
     if (this.grantDelayMs) await new Promise((resolve) => setTimeout(resolve, this.grantDelayMs));
     if (!this.free) return null;
     this.free = false;
@@ -177,6 +185,32 @@ describe('waiting', () => {
     await new Promise((resolve) => setTimeout(resolve, 150));
     expect(backend.releases).toHaveLength(1);
     expect(backend.free).toBe(true);
+  });
+});
+
+describe('timeouts', () => {
+  it('a timeout after attempts the backend could not decide carries the last failure as cause', async () => {
+    const unreachable = new Error('no quorum');
+    const { backend, lock } = setup((b) => {
+      b.unreachable = unreachable;
+      b.pollIntervalMs = 10;
+    });
+    const error = await lock.acquire({ timeout: 100 }).catch((e: unknown) => e);
+    expect(LockTimeoutError.isInstance(error)).toBe(true);
+    expect((error as Error).cause).toBe(unreachable);
+    expect(backend.attempts).toBeGreaterThan(2); // it kept trying until the deadline
+    expect(await lock.tryAcquire({ timeout: 50 })).toBeNull(); // tryAcquire still resolves null
+  });
+
+  it('a timeout behind a holder has no cause', async () => {
+    const { lock } = setup((b) => {
+      b.pollIntervalMs = 10;
+    });
+    const holder = await lock.acquire();
+    const error = await lock.acquire({ timeout: 50 }).catch((e: unknown) => e);
+    expect(LockTimeoutError.isInstance(error)).toBe(true);
+    expect((error as Error).cause).toBeUndefined();
+    await holder.release();
   });
 });
 

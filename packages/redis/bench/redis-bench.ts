@@ -1,15 +1,22 @@
 /**
  * `pnpm --filter @lockkit/redis bench` — lockkit vs redlock@5 vs redis-semaphore vs a raw
  * `SET NX PX` + Lua release loop, all on one throwaway redis-server, in one process. Prints a
- * table. Figures are loopback numbers on a shared machine: compare rows, not absolutes.
+ * table. Figures are loopback numbers on a shared machine: compare rows, not absolutes; the
+ * uncontended ratio to the raw loop is measured in interleaved rounds so load drift cancels.
+ * Runs the built package (`pnpm --filter @lockkit/redis... build` first when core changed).
+ * Knobs: BENCH_ROUNDS (15), BENCH_SLICE_MS (300), BENCH_UNCONTENDED_ONLY=1 (skip handoff and
+ * worker columns).
  */
 import { randomUUID } from 'node:crypto';
+import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { IDistributedLock, LockHandle } from '@lockkit/core';
 import { startRedisServer } from '@lockkit/testkit';
 import { Redis } from 'ioredis';
 import { Mutex } from 'redis-semaphore';
 import Redlock from 'redlock';
-import { createRedisLockProvider } from '../src/index.js';
+// The built package (what users run), not the TypeScript sources through tsx's transform.
+import { createRedisLockProvider } from '../dist/index.js';
 
 type Release = () => Promise<unknown>;
 
@@ -28,37 +35,55 @@ interface Contender {
 
 const releaseLua = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
-const contenders: Contender[] = [
-  {
-    label: 'raw SET NX PX + Lua release',
-    waits: false,
-    async open(url) {
-      const client = new Redis(url);
-      const sha = (await client.script('LOAD', releaseLua)) as string;
-      return {
-        async acquire(name) {
-          const token = randomUUID();
-          if ((await client.set(name, token, 'PX', 30_000, 'NX')) !== 'OK') throw new Error('busy');
-          return () => client.evalsha(sha, 1, name, token);
-        },
-        close: async () => void client.disconnect(),
-      };
-    },
-  },
-  {
-    label: 'lockkit (@lockkit/redis)',
+/** lockkit, taking the lock the way `take` says (the same provider options for every row). */
+function lockkitContender(
+  label: string,
+  take: (lock: IDistributedLock, wait: boolean) => Promise<LockHandle | null>,
+): Contender {
+  return {
+    label,
     waits: true,
     async open(url) {
       const provider = createRedisLockProvider({ nodes: url });
       return {
-        async acquire(name) {
-          const handle = await provider.createLock(name).acquire();
+        async acquire(name, wait) {
+          const handle = await take(provider.createLock(name), wait);
+          if (!handle) throw new Error('busy');
           return () => handle.release();
         },
         close: () => provider.close(),
       };
     },
+  };
+}
+
+const raw: Contender = {
+  label: 'raw SET NX PX + Lua release',
+  waits: false,
+  async open(url) {
+    const client = new Redis(url);
+    const sha = (await client.script('LOAD', releaseLua)) as string;
+    return {
+      async acquire(name) {
+        const token = randomUUID();
+        if ((await client.set(name, token, 'PX', 30_000, 'NX')) !== 'OK') throw new Error('busy');
+        return () => client.evalsha(sha, 1, name, token);
+      },
+      close: async () => void client.disconnect(),
+    };
   },
+};
+
+/** The lockkit row of the handoff and worker columns: `acquire()`, waiting as long as it takes. */
+const lockkit = lockkitContender('lockkit acquire({ timeout: 5000 })', (lock) =>
+  lock.acquire({ timeout: 5000 }),
+);
+
+const contenders: Contender[] = [
+  raw,
+  lockkit,
+  // Uncontended only (it does not wait): one attempt, no timeout machinery.
+  { ...lockkitContender('lockkit tryAcquire()', (lock) => lock.tryAcquire()), waits: false },
   {
     label: 'redlock@5.0.0-beta.2',
     waits: true,
@@ -93,16 +118,31 @@ const contenders: Contender[] = [
   },
 ];
 
+/** Rate and ratio to the raw loop of one contender over the rounds. */
+interface Uncontended {
+  /** Median acquire+release cycles per second. */
+  readonly rate: number;
+  /** Median over the rounds of (this contender's rate / the raw loop's rate in that round). */
+  readonly ratio: number;
+  /** Lowest and highest per-round ratio. */
+  readonly spread: readonly [number, number];
+}
+
 /**
- * Acquire+release cycles per second on a lock nobody else wants, for every contender: short
- * slices, interleaved, repeated; the median slice of each (the machine's load drifts).
+ * Acquire+release cycles per second on a lock nobody else wants. Each round runs every
+ * contender for one short slice, one after the other (A B C …, the order rotated each round),
+ * and relates each to the raw loop's slice of the same round: load that drifts over the run
+ * moves both, so the median of the per-round ratios holds still where absolute rates do not.
  */
-async function uncontended(url: string, slices: number, sliceMs: number): Promise<number[]> {
+async function uncontended(url: string, rounds: number, sliceMs: number): Promise<Uncontended[]> {
   const sessions = await Promise.all(contenders.map((contender) => contender.open(url, 'latency')));
   const names = contenders.map(() => `bench:uncontended:${randomUUID()}`);
   const rates: number[][] = contenders.map(() => []);
-  for (let slice = -1; slice < slices; slice++) {
-    for (const [index, session] of sessions.entries()) {
+  for (let round = -1; round < rounds; round++) {
+    const perRound: number[] = [];
+    for (let step = 0; step < sessions.length; step++) {
+      const index = (step + Math.max(0, round)) % sessions.length;
+      const session = sessions[index] as Session;
       const name = names[index] as string;
       let cycles = 0;
       const started = performance.now();
@@ -110,11 +150,30 @@ async function uncontended(url: string, slices: number, sliceMs: number): Promis
         await (await session.acquire(name, false))();
         cycles += 1;
       }
-      if (slice >= 0) rates[index]?.push((cycles * 1000) / (performance.now() - started));
+      perRound[index] = (cycles * 1000) / (performance.now() - started);
     }
+    if (round < 0) continue; // round -1 warms up
+    for (const [index, rate] of perRound.entries()) rates[index]?.push(rate);
   }
   await Promise.all(sessions.map((session) => session.close()));
-  return rates.map((list) => list.sort((a, b) => a - b)[Math.floor(list.length / 2)] ?? 0);
+  const rawRates = rates[0] as number[];
+  return rates.map((list) => {
+    const ratios = list.map((rate, round) => rate / (rawRates[round] as number));
+    const sorted = [...ratios].sort((a, b) => a - b);
+    return {
+      rate: median(list),
+      ratio: median(ratios),
+      spread: [sorted[0] ?? Number.NaN, sorted.at(-1) ?? Number.NaN],
+    };
+  });
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
 /** Release-to-grant latency when one client waits for another's lock. */
@@ -182,26 +241,30 @@ function percentile(sorted: readonly number[], fraction: number): number {
 }
 
 async function main(): Promise<void> {
+  const rounds = Number(process.env['BENCH_ROUNDS'] ?? 15);
+  const sliceMs = Number(process.env['BENCH_SLICE_MS'] ?? 300);
+  const loadBefore = loadAverage();
   const server = await startRedisServer({ useEnvironment: false });
   const url = server.url;
   const rows: string[][] = [];
   try {
-    process.stderr.write('uncontended acquire+release…\n');
-    const rates = await uncontended(url, 9, 400);
-    const rawOps = rates[0] ?? Number.NaN;
+    process.stderr.write(`uncontended acquire+release: ${rounds} rounds × ${sliceMs} ms…\n`);
+    const results = await uncontended(url, rounds, sliceMs);
     for (const [index, contender] of contenders.entries()) {
-      process.stderr.write(`handoff and workers: ${contender.label}…\n`);
-      const ops = rates[index] ?? Number.NaN;
-      const latencies = contender.waits ? await handoff(contender, url, 100) : [];
-      const separate = contender.waits ? await workers(contender, url, 3000, 8) : Number.NaN;
-      const shared = contender.waits ? await workers(contender, url, 3000, 1) : Number.NaN;
+      const { rate, ratio, spread } = results[index] as Uncontended;
+      const skipRest = process.env['BENCH_UNCONTENDED_ONLY'] === '1' || !contender.waits;
+      if (!skipRest) process.stderr.write(`handoff and workers: ${contender.label}…\n`);
+      const latencies = skipRest ? [] : await handoff(contender, url, 100);
+      const separate = skipRest ? Number.NaN : await workers(contender, url, 3000, 8);
+      const shared = skipRest ? Number.NaN : await workers(contender, url, 3000, 1);
       rows.push([
         contender.label,
-        `${Math.round(ops)} (${Math.round((100 * ops) / rawOps)} %)`,
-        contender.waits ? `${percentile(latencies, 0.5).toFixed(2)} ms` : '—',
-        contender.waits ? `${percentile(latencies, 0.99).toFixed(2)} ms` : '—',
-        contender.waits ? `${Math.round(separate)}` : '—',
-        contender.waits ? `${Math.round(shared)}` : '—',
+        `${Math.round(rate)}`,
+        `${Math.round(100 * ratio)} % (${Math.round(100 * spread[0])}–${Math.round(100 * spread[1])})`,
+        skipRest ? '—' : `${percentile(latencies, 0.5).toFixed(2)} ms`,
+        skipRest ? '—' : `${percentile(latencies, 0.99).toFixed(2)} ms`,
+        skipRest ? '—' : `${Math.round(separate)}`,
+        skipRest ? '—' : `${Math.round(shared)}`,
       ]);
     }
   } finally {
@@ -209,7 +272,8 @@ async function main(): Promise<void> {
   }
   const header = [
     'library',
-    'uncontended acquire+release/s (% of raw)',
+    'uncontended acquire+release/s',
+    'ratio to raw (min–max)',
     'handoff p50',
     'handoff p99',
     '8 workers × own client: CS/s',
@@ -225,7 +289,14 @@ async function main(): Promise<void> {
   for (const row of rows) console.log(line(row));
   console.log(
     `\nNode ${process.version}, one redis-server on loopback, client and server share the CPUs.`,
+    `Uncontended: median of ${rounds} interleaved rounds of ${sliceMs} ms slices; the ratio is`,
+    'the median of per-round ratios to the raw loop.',
+    `Load average (1 min) before: ${loadBefore}, after: ${loadAverage()}.`,
   );
+}
+
+function loadAverage(): string {
+  return loadavg()[0]?.toFixed(2) ?? '?';
 }
 
 await main();

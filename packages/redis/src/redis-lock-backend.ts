@@ -5,16 +5,17 @@ import {
   type Grant,
   type LeaseInfo,
   type LockBackend,
+  type LockKind,
   type LockRequest,
   now,
   type ReleaseWatch,
-  untilAborted,
   type WaitContext,
 } from '@lockkit/core';
 import { type RedisLockKeys, redisLockKeys } from './redis-keys.js';
 import {
   acquireCall,
   extendCall,
+  type ReleaseChannel,
   releaseCall,
   unregisterCall,
   type WaiterRegistration,
@@ -59,22 +60,27 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
   readonly #options: ResolvedRedisOptions;
   readonly #nodes: RedisNodeSet;
   readonly #subscribers: readonly ReleaseSubscriber[];
-  readonly #keyCache = new Map<string, RedisLockKeys>();
+  readonly #keyCache: Readonly<Record<LockKind, Map<string, CachedKeys>>>;
   readonly #waiters = new WeakMap<LockRequest, WaiterWakeup>();
   readonly #writerIds = new WeakMap<AbortSignal, string>();
   /** This provider's id in waiters sets and release messages. */
   readonly #providerId = randomUUID();
   /** How long a waiter registration or writer marker lasts without a refresh by a retry. */
   readonly #registrationMs: number;
+  /** The registration of an attempt that is not waiting (yet): it leaves the waiters set alone. */
+  readonly #notWaiting: WaiterRegistration;
 
   constructor(options: ResolvedRedisOptions) {
     this.#options = options;
+    const readKeys = new Map<string, CachedKeys>(); // a RW lock's two modes share keys
+    this.#keyCache = { mutex: new Map(), semaphore: new Map(), read: readKeys, write: readKeys };
     this.#nodes = new RedisNodeSet(options.nodes, options.commandTimeoutMs);
     this.#subscribers = this.#nodes.nodes.map(
       (node) => new ReleaseSubscriber(node.client, this.#providerId, options.pollIntervalMs),
     );
     this.pollIntervalMs = options.pollIntervalMs;
     this.#registrationMs = Math.ceil(options.pollIntervalMs * 2.5 + options.commandTimeoutMs);
+    this.#notWaiting = { providerId: this.#providerId, registerMs: 0, last: false };
     const boundMs = options.leaseMs + options.commandTimeoutMs + 250;
     this.capabilities = Object.freeze({
       crossProcess: true,
@@ -90,16 +96,17 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
     return this.#nodes.nodes;
   }
 
-  /** The keys of a request (cached: hashing the name is the costliest local step). */
+  /**
+   * The keys of a request. Cached per lock family by name (hashing the name is the costliest
+   * local step; the name string is the caller's, so the lookup needs no new string).
+   */
   keysOf(request: LockRequest): RedisLockKeys {
-    const family = request.kind === 'write' ? 'read' : request.kind;
-    const id = `${family}\0${request.namespace}\0${request.name}`;
-    let keys = this.#keyCache.get(id);
-    if (!keys) {
-      if (this.#keyCache.size >= 1000) this.#keyCache.clear();
-      keys = redisLockKeys(request.namespace, request.kind, request.name);
-      this.#keyCache.set(id, keys);
-    }
+    const cache = this.#keyCache[request.kind];
+    const cached = cache.get(request.name);
+    if (cached !== undefined && cached.namespace === request.namespace) return cached.keys;
+    if (cache.size >= 1000) cache.clear();
+    const keys = redisLockKeys(request.namespace, request.kind, request.name);
+    cache.set(request.name, { namespace: request.namespace, keys });
     return keys;
   }
 
@@ -111,16 +118,10 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
     const call = acquireCall(request, keys, token, leaseMs, marker, this.#registration(request));
     const quorum = this.#quorumOf(request);
     const started = now();
-    const votes = await untilAborted(
-      this.#nodes.vote(quorum, () => call, isGrant),
-      wait.signal,
-    );
-    if (votes === undefined) {
-      // The caller gave up mid-attempt: cancel on every node now (the cancel runs after the
-      // attempt on each connection, so a grant is released and a late one is refused).
-      this.#undo(request, keys, token, []);
-      return null;
-    }
+    // No race with wait.signal here: building that signal costs more than the rest of an
+    // uncontended attempt. An attempt the caller gave up on is still undone: core releases a
+    // late grant, and a failed or timed-out one is cancelled below.
+    const votes = await this.#nodes.vote(quorum, () => call, isGrant);
     const validUntil = started + leaseMs - clockDriftMs(leaseMs);
     let fencingToken = 0n;
     let granted = 0;
@@ -158,7 +159,7 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
         const lifted = raised.filter((vote) => vote?.ok === true && ran(vote.value)).length;
         if (lifted < quorum || now() >= validUntil) {
           this.#undo(request, keys, token, votes);
-          throw this.#nodes.unavailable(request.name, 'acquire', raised);
+          return this.#outOfReach(this.#nodes.unavailable(request.name, 'acquire', raised), wait);
         }
       }
       const lease = { durationMs: leaseMs, validUntil, autoExtend: this.#options.autoExtend };
@@ -168,17 +169,32 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
     // still run on the server; the release leaves a cancel marker that refuses it then).
     this.#undo(request, keys, token, votes);
     if (granted >= quorum || busy > this.#nodes.size - quorum) {
+      // Held: enough nodes said so that no quorum could have granted it.
       if (hintMs < Number.POSITIVE_INFINITY) this.#waiters.get(request)?.wakeAfter(hintMs);
       return null;
     }
-    throw this.#nodes.unavailable(request.name, 'acquire', votes);
+    return this.#outOfReach(this.#nodes.unavailable(request.name, 'acquire', votes), wait);
+  }
+
+  /**
+   * An attempt that no quorum decided (one node: the node did not answer): nodes failed, and
+   * not enough of the others said "held" to call it refused. An acquire with a finite timeout
+   * rides through it — paused, restarting or partitioned nodes may come back — and retries on
+   * the safety poll; if its deadline passes first, the LockTimeoutError carries this error as
+   * its cause. A single attempt, and an acquire without a timeout (which would otherwise hang
+   * on a wrong address), fail with it at once.
+   */
+  #outOfReach(error: BackendUnavailableError, wait: WaitContext): null {
+    if (!Number.isFinite(wait.deadline)) throw error;
+    wait.failed?.(error);
+    return null;
   }
 
   async watch(request: LockRequest): Promise<ReleaseWatch> {
     const keys = this.keysOf(request);
     const waiter = new WaiterWakeup();
     const listener = (): void => waiter.wakeup.notify();
-    const channels = this.#nodes.nodes.map((node) => this.#channelOf(node, keys));
+    const channels = this.#nodes.nodes.map((node) => this.#channelOf(node, keys).name);
     // A release frees one exclusive slot: wake one exclusive waiter here, and all readers.
     const shared = request.kind === 'read';
     const timeoutMs = this.#options.commandTimeoutMs;
@@ -257,13 +273,10 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
   #registration(request: LockRequest): WaiterRegistration {
     if (!wakesOneProvider(request)) return noRegistration;
     const waiting = this.#waiters.has(request);
+    if (!waiting) return this.#notWaiting;
     const channel = this.#channelOf(this.#nodes.nodes[0] as RedisNode, this.keysOf(request));
-    const others = (this.#subscribers[0]?.listenerCount(channel) ?? 0) - (waiting ? 1 : 0);
-    return {
-      providerId: this.#providerId,
-      registerMs: waiting ? this.#registrationMs : 0,
-      last: waiting && others <= 0,
-    };
+    const others = (this.#subscribers[0]?.listenerCount(channel.name) ?? 0) - 1;
+    return { providerId: this.#providerId, registerMs: this.#registrationMs, last: others <= 0 };
   }
 
   /** Nodes that must agree: a majority, or more for a semaphore (see semaphoreQuorumOf). */
@@ -274,8 +287,8 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
   }
 
   /** The release channel on a node: ioredis prefixes KEYS but not channels, so we do. */
-  #channelOf(node: RedisNode, keys: RedisLockKeys): string {
-    return node.keyPrefix + keys.channel;
+  #channelOf(node: RedisNode, keys: RedisLockKeys): ReleaseChannel {
+    return { name: node.keyPrefix + keys.channel, publish: node.sharded ? 'SPUBLISH' : 'PUBLISH' };
   }
 
   /** Undoes an attempt on every node that granted it or may have (a busy node did not). */
@@ -312,6 +325,11 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
     const markerMs = Math.ceil(Math.min(wait.deadline - now(), this.#registrationMs));
     return markerMs > 0 ? { waiterId, markerMs } : noMarker;
   }
+}
+
+interface CachedKeys {
+  readonly namespace: string;
+  readonly keys: RedisLockKeys;
 }
 
 function isGrantVote(vote: Votes[number]): boolean {

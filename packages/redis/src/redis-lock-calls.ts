@@ -23,6 +23,16 @@ export interface ScriptCall {
   readonly args: readonly (string | number)[];
 }
 
+/**
+ * Where a node's releases publish: the channel (with the client's keyPrefix) and the command,
+ * PUBLISH, or SPUBLISH on a Redis Cluster (sharded pub/sub: delivered by the node that owns the
+ * lock's slot, where the subscriber listens, without the cluster bus).
+ */
+export interface ReleaseChannel {
+  readonly name: string;
+  readonly publish: 'PUBLISH' | 'SPUBLISH';
+}
+
 /** A waiting writer's marker: its id and how long it lasts without a refresh (0 = none). */
 export interface WriterMarker {
   readonly waiterId: string;
@@ -50,21 +60,38 @@ export function acquireCall(
   waiter: WaiterRegistration,
 ): ScriptCall {
   const cancel = keys.cancel(token);
-  const { providerId, registerMs } = waiter;
-  const last = waiter.last ? '1' : '0';
+  // The waiters set is only touched by an attempt that registers or unregisters this provider.
+  const touchesWaiters = waiter.registerMs > 0 || waiter.last;
   switch (request.kind) {
     case 'mutex':
-      return {
-        script: acquireMutex,
-        keys: [keys.lock, keys.fence, cancel, keys.waiters],
-        args: [token, leaseMs, providerId, registerMs, last],
-      };
-    case 'semaphore':
-      return {
-        script: acquireSemaphore,
-        keys: [keys.lock, keys.fence, cancel, keys.waiters],
-        args: [token, leaseMs, request.maxCount, providerId, registerMs, last],
-      };
+      return touchesWaiters
+        ? {
+            script: acquireMutex,
+            keys: [keys.lock, keys.fence, cancel, keys.waiters],
+            args: [token, leaseMs, waiter.providerId, waiter.registerMs, waiter.last ? '1' : '0'],
+          }
+        : { script: acquireMutex, keys: [keys.lock, keys.fence, cancel], args: [token, leaseMs] };
+    case 'semaphore': {
+      const { maxCount } = request;
+      return touchesWaiters
+        ? {
+            script: acquireSemaphore,
+            keys: [keys.lock, keys.fence, cancel, keys.waiters],
+            args: [
+              token,
+              leaseMs,
+              maxCount,
+              waiter.providerId,
+              waiter.registerMs,
+              waiter.last ? '1' : '0',
+            ],
+          }
+        : {
+            script: acquireSemaphore,
+            keys: [keys.lock, keys.fence, cancel],
+            args: [token, leaseMs, maxCount],
+          };
+    }
     case 'read':
       return {
         script: acquireRead,
@@ -95,7 +122,7 @@ export function wakesOneProvider(request: LockRequest): boolean {
 }
 
 /**
- * Token-checked release. `channel` is the node's (prefixed) channel; `tombstoneMs` > 0 leaves
+ * Token-checked release. `channel` is the node's release channel; `tombstoneMs` > 0 leaves
  * a cancel marker when the hold is not found (undoing an attempt whose outcome is unknown);
  * `fenceFloor` raises the fencing counter (Redlock).
  */
@@ -103,14 +130,21 @@ export function releaseCall(
   request: LockRequest,
   keys: RedisLockKeys,
   token: string,
-  channel: string,
+  channel: ReleaseChannel,
   tombstoneMs: number,
   fenceFloor: string,
 ): ScriptCall {
+  const script = holdIsMember(request) ? releaseMember : releaseString;
+  const hold = holdKey(request, keys);
+  const targeted = wakesOneProvider(request) ? '1' : '0';
+  const { name, publish } = channel;
+  if (tombstoneMs === 0 && fenceFloor === '') {
+    return { script, keys: [hold, keys.waiters], args: [token, name, targeted, publish] };
+  }
   return {
-    script: holdIsMember(request) ? releaseMember : releaseString,
-    keys: [holdKey(request, keys), keys.fence, keys.cancel(token), keys.waiters],
-    args: [token, channel, tombstoneMs, fenceFloor, wakesOneProvider(request) ? '1' : '0'],
+    script,
+    keys: [hold, keys.waiters, keys.fence, keys.cancel(token)],
+    args: [token, name, targeted, publish, tombstoneMs, fenceFloor],
   };
 }
 
@@ -133,17 +167,25 @@ export function extendCall(
 export function unregisterCall(
   keys: RedisLockKeys,
   providerId: string,
-  channel: string,
+  channel: ReleaseChannel,
   passOn: boolean,
 ): ScriptCall {
   return {
     script: unregisterWaiter,
     keys: [keys.waiters],
-    args: [providerId, channel, passOn ? '1' : '0'],
+    args: [providerId, channel.name, passOn ? '1' : '0', channel.publish],
   };
 }
 
 /** A waiting writer gives up: its marker goes and the readers it held back are woken. */
-export function withdrawCall(keys: RedisLockKeys, waiterId: string, channel: string): ScriptCall {
-  return { script: withdrawWriter, keys: [keys.writersWaiting], args: [waiterId, channel] };
+export function withdrawCall(
+  keys: RedisLockKeys,
+  waiterId: string,
+  channel: ReleaseChannel,
+): ScriptCall {
+  return {
+    script: withdrawWriter,
+    keys: [keys.writersWaiting],
+    args: [waiterId, channel.name, channel.publish],
+  };
 }

@@ -38,9 +38,16 @@ export class RedisNode {
   readonly owned: boolean;
   /** The client's `keyPrefix`: ioredis prefixes KEYS, but channels we must prefix ourselves. */
   readonly keyPrefix: string;
+  /** A Redis Cluster: releases use sharded pub/sub (SPUBLISH / SSUBSCRIBE, Redis ≥ 7). */
+  readonly sharded: boolean;
   readonly label: string;
   /** Settles when the connection is next ready (true) or closed for good (false); shared by all waiting commands. */
   #ready: Promise<boolean> | undefined;
+  /** Commands sent and not answered yet, with their deadlines. */
+  readonly #inFlight = new Set<InFlight>();
+  /** The one timer that expires commands past their deadline, and when it fires. */
+  #sweep: NodeJS.Timeout | undefined;
+  #sweepAt = Number.POSITIVE_INFINITY;
 
   constructor(spec: string | RedisOptions | RedisClient, index: number) {
     if (typeof spec === 'string' || !isRedisClient(spec)) {
@@ -56,6 +63,7 @@ export class RedisNode {
     }
     const options = this.client.options as { keyPrefix?: string | undefined };
     this.keyPrefix = options.keyPrefix ?? '';
+    this.sharded = isCluster(this.client);
     this.label = `node ${index}`;
   }
 
@@ -66,10 +74,12 @@ export class RedisNode {
     args: readonly (string | number)[],
     timeoutMs: number,
   ): Promise<unknown> {
-    if (this.client.status === 'ready') return this.#runWithDeadline(script, keys, args, timeoutMs);
     const started = performance.now();
+    if (this.client.status === 'ready') {
+      return this.#runWithDeadline(script, keys, args, started + timeoutMs);
+    }
     return this.#whenReady(timeoutMs).then(() =>
-      this.#runWithDeadline(script, keys, args, timeoutMs - (performance.now() - started)),
+      this.#runWithDeadline(script, keys, args, started + timeoutMs),
     );
   }
 
@@ -78,6 +88,7 @@ export class RedisNode {
    * still answered, then the socket closes; forced after a second if the server is silent.
    */
   close(): void {
+    if (this.#inFlight.size === 0) this.#stopSweep(); // else it still expires what is in flight
     if (!this.owned) return;
     const client = this.client;
     if (client.status !== 'ready') {
@@ -95,54 +106,87 @@ export class RedisNode {
     );
   }
 
+  /**
+   * Sends the script; rejects at `deadline` (performance.now() ms) if no reply came. Deadlines
+   * are kept in one set swept by one timer (not a timer per command: arming and clearing one
+   * per command cost more than the rest of this method).
+   */
   #runWithDeadline(
     script: LuaScript,
     keys: readonly string[],
     args: readonly (string | number)[],
-    timeoutMs: number,
+    deadline: number,
   ): Promise<unknown> {
+    const timeoutMs = Math.round(deadline - performance.now());
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(
-        () => {
-          reject(
-            new NodeCommandError(
-              `Redis ${this.label} did not answer ${script.name} within ${Math.round(timeoutMs)} ms`,
-              true,
-            ),
-          );
+      const command: InFlight = {
+        deadline,
+        expire: () => {
+          const message = `Redis ${this.label} did not answer ${script.name} within ${timeoutMs} ms`;
+          reject(new NodeCommandError(message, true));
         },
-        Math.max(1, timeoutMs),
-      );
-      this.#send(script, keys, args).then(
-        (reply) => {
-          clearTimeout(timer);
-          resolve(reply);
-        },
-        (error: unknown) => {
-          clearTimeout(timer);
-          const replied = error instanceof Error && error.name === 'ReplyError';
-          reject(
-            new NodeCommandError(
-              `Redis ${this.label} failed ${script.name}: ${messageOf(error)}`,
-              !replied,
-              error,
-            ),
-          );
-        },
-      );
+      };
+      this.#track(command);
+      const client = this.client as Redis;
+      const failed = (error: unknown): void => {
+        this.#inFlight.delete(command);
+        const replied = error instanceof Error && error.name === 'ReplyError';
+        reject(
+          new NodeCommandError(
+            `Redis ${this.label} failed ${script.name}: ${messageOf(error)}`,
+            !replied,
+            error,
+          ),
+        );
+      };
+      const answered = (reply: unknown): void => {
+        this.#inFlight.delete(command);
+        resolve(reply);
+      };
+      client.evalsha(script.sha, keys.length, ...keys, ...args).then(answered, (error) => {
+        // The server's script cache was flushed (restart, failover): send the source once.
+        if (!messageOf(error).startsWith('NOSCRIPT')) return failed(error);
+        client.eval(script.lua, keys.length, ...keys, ...args).then(answered, failed);
+      });
     });
   }
 
-  #send(
-    script: LuaScript,
-    keys: readonly string[],
-    args: readonly (string | number)[],
-  ): Promise<unknown> {
-    const client = this.client as Redis;
-    return client.evalsha(script.sha, script.numberOfKeys, ...keys, ...args).catch((error) => {
-      if (!messageOf(error).startsWith('NOSCRIPT')) throw error;
-      return client.eval(script.lua, script.numberOfKeys, ...keys, ...args);
-    });
+  #track(command: InFlight): void {
+    this.#inFlight.add(command);
+    if (command.deadline < this.#sweepAt) this.#armSweep(command.deadline);
+  }
+
+  #armSweep(at: number): void {
+    clearTimeout(this.#sweep);
+    this.#sweepAt = at;
+    this.#sweep = setTimeout(
+      () => this.#sweepNow(),
+      Math.max(1, Math.ceil(at - performance.now())),
+    );
+    this.#sweep.unref(); // a command in flight keeps its socket (and so the process) alive
+  }
+
+  /** Rejects every command past its deadline and re-arms for the earliest one left. */
+  #sweepNow(): void {
+    this.#sweep = undefined;
+    this.#sweepAt = Number.POSITIVE_INFINITY;
+    const at = performance.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const command of this.#inFlight) {
+      if (command.deadline <= at) {
+        this.#inFlight.delete(command);
+        command.expire();
+      } else if (command.deadline < next) {
+        next = command.deadline;
+      }
+    }
+    if (next < Number.POSITIVE_INFINITY) this.#armSweep(next);
+  }
+
+  #stopSweep(): void {
+    clearTimeout(this.#sweep);
+    this.#sweep = undefined;
+    this.#sweepAt = Number.POSITIVE_INFINITY;
   }
 
   #whenReady(timeoutMs: number): Promise<void> {
@@ -185,6 +229,12 @@ export class RedisNode {
   }
 }
 
+/** A command in flight: `expire` rejects it once `deadline` has passed without a reply. */
+interface InFlight {
+  readonly deadline: number;
+  readonly expire: () => void;
+}
+
 /** Duck-typed so clients from another copy of ioredis are accepted too. */
 export function isRedisClient(value: unknown): value is RedisClient {
   return (
@@ -194,6 +244,11 @@ export function isRedisClient(value: unknown): value is RedisClient {
     typeof (value as Redis).duplicate === 'function' &&
     typeof (value as Redis).status === 'string'
   );
+}
+
+/** An ioredis `Cluster` (also from another copy of ioredis). */
+export function isCluster(client: RedisClient): boolean {
+  return (client as { isCluster?: unknown }).isCluster === true;
 }
 
 function messageOf(error: unknown): string {

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { RedisClient } from './redis-node.js';
+import { isCluster, type RedisClient } from './redis-node.js';
 
 /**
  * One pub/sub connection per node, shared by every waiter of the provider and ref-counted per
@@ -8,6 +8,11 @@ import type { RedisClient } from './redis-node.js';
  * Created on first use with `duplicate()`, so it is always ours to close, even for injected
  * clients. ioredis re-subscribes after a reconnect; messages published during the gap are
  * lost, which the waiters' safety poll and expiry hints cover.
+ *
+ * On a Redis Cluster the subscriptions are sharded (SSUBSCRIBE, the releases SPUBLISH): each
+ * lock's channel is subscribed on the node that owns the lock's slot — the node that runs its
+ * release — so a message never depends on the cluster bus reaching whichever node a classic
+ * subscriber happens to sit on (ioredis picks one at random and may move it).
  *
  * A message names the provider it is for (a mutex or semaphore release wakes the provider that
  * waited longest) or is '*' (everyone). Within the provider there is no thundering herd either:
@@ -18,6 +23,7 @@ export class ReleaseSubscriber {
   readonly #source: RedisClient;
   readonly #providerId: string;
   readonly #lingerMs: number;
+  readonly #sharded: boolean;
   readonly #channels = new Map<string, Channel>();
   #connection: RedisClient | undefined;
   #closed = false;
@@ -26,6 +32,7 @@ export class ReleaseSubscriber {
     this.#source = source;
     this.#providerId = providerId;
     this.#lingerMs = lingerMs;
+    this.#sharded = isCluster(source);
   }
 
   /**
@@ -45,30 +52,49 @@ export class ReleaseSubscriber {
       known.listeners.set(listener, shared); // subscribed, being subscribed, or lingering
       clearTimeout(known.linger);
       known.linger = undefined;
+      if (known.failed) known.subscribed = this.#subscribe(channel, known); // try again
     } else {
-      const subscribed = this.#closed
-        ? Promise.resolve()
-        : this.#open().subscribe(channel).then(noop, noop);
-      known = { listeners: new Map([[listener, shared]]), subscribed, linger: undefined };
+      known = {
+        listeners: new Map([[listener, shared]]),
+        subscribed: undefined,
+        linger: undefined,
+      };
+      known.subscribed = this.#subscribe(channel, known);
       this.#channels.set(channel, known);
     }
     const channelState = known;
-    let confirmed = false;
+    const subscribed = channelState.subscribed as Promise<boolean>;
+    let settled = false;
     let timer: NodeJS.Timeout | undefined;
     const gaveUp = new Promise<void>((resolve) => {
       timer = setTimeout(resolve, timeoutMs);
     });
-    const settled = channelState.subscribed.then(() => {
-      confirmed = true;
-    });
-    await Promise.race([settled, gaveUp]);
+    await Promise.race([subscribed.then(() => (settled = true)), gaveUp]);
     clearTimeout(timer);
-    if (!confirmed) {
+    if (!settled) {
       // A late subscription: messages before it were missed, so wake the waiter to retry.
-      void channelState.subscribed.then(() => {
+      void subscribed.then(() => {
         if (channelState.listeners.has(listener)) listener();
       });
     }
+  }
+
+  /**
+   * Subscribes; resolves true once the server confirmed it, false if it failed (the channel
+   * is then subscribed again by its next waiter, and this one relies on its safety poll).
+   */
+  #subscribe(channel: string, known: Channel): Promise<boolean> {
+    known.failed = false;
+    if (this.#closed) return Promise.resolve(true);
+    const connection = this.#open() as Redis;
+    const sent = this.#sharded ? connection.ssubscribe(channel) : connection.subscribe(channel);
+    return sent.then(
+      () => true,
+      () => {
+        known.failed = true;
+        return false;
+      },
+    );
   }
 
   /**
@@ -87,7 +113,9 @@ export class ReleaseSubscriber {
     known.linger = setTimeout(() => {
       if (known.listeners.size > 0 || this.#channels.get(channel) !== known) return;
       this.#channels.delete(channel);
-      if (this.#connection && !this.#closed) this.#connection.unsubscribe(channel).catch(noop);
+      const connection = this.#closed ? undefined : (this.#connection as Redis | undefined);
+      if (this.#sharded) connection?.sunsubscribe(channel).catch(noop);
+      else connection?.unsubscribe(channel).catch(noop);
     }, this.#lingerMs);
     known.linger.unref();
     return true;
@@ -115,14 +143,13 @@ export class ReleaseSubscriber {
       maxRetriesPerRequest: null,
     };
     const source = this.#source as Redis;
-    const connection: RedisClient =
-      'isCluster' in source && source.isCluster
-        ? (
-            source as unknown as { duplicate(nodes?: unknown, options?: object): RedisClient }
-          ).duplicate(undefined, overrides)
-        : source.duplicate(overrides);
+    const connection: RedisClient = this.#sharded
+      ? (
+          source as unknown as { duplicate(nodes?: unknown, options?: object): RedisClient }
+        ).duplicate(undefined, { ...overrides, shardedSubscribers: true })
+      : source.duplicate(overrides);
     connection.on('error', noop); // a dropped subscriber only costs wake-ups; the poll covers it
-    connection.on('message', (channel: string, message: string) => {
+    connection.on(this.#sharded ? 'smessage' : 'message', (channel: string, message: string) => {
       if (message !== '*' && message !== this.#providerId) return;
       const known = this.#channels.get(channel);
       if (known) wake(known, true);
@@ -135,7 +162,10 @@ export class ReleaseSubscriber {
 interface Channel {
   /** Listener → shared, in arrival order (the first exclusive one waited longest). */
   readonly listeners: Map<() => void, boolean>;
-  readonly subscribed: Promise<void>;
+  /** Settles true when the server confirmed the subscription, false when it failed. */
+  subscribed: Promise<boolean> | undefined;
+  /** The last subscribe failed: the next waiter subscribes again. */
+  failed?: boolean;
   /** Pending unsubscribe after the last listener left. */
   linger: NodeJS.Timeout | undefined;
 }

@@ -147,6 +147,42 @@ describe('clients', () => {
     }, 3000);
   });
 
+  it('a SUBSCRIBE that failed is sent again by the next waiter, not taken for a subscription', async () => {
+    const admin = client();
+    const user = unique('subscriber').replace(':', '-');
+    await admin.call('ACL', 'SETUSER', user, 'on', '>pw', '~*', '&*', '+@all', '-subscribe');
+    opened.push({ close: () => void admin.call('ACL', 'DELUSER', user) });
+    const limited = new URL(url);
+    limited.username = user;
+    limited.password = 'pw';
+    // The holder's lease is long and the waiter's poll is a minute: between them, only a
+    // release message can wake a waiter within its timeout.
+    const holder = provider({ leaseMs: 30_000, commandTimeoutMs: 250 });
+    const waiters = provider({ nodes: limited.href, pollIntervalMs: 60_000 });
+    const name = unique('resubscribe');
+    const { waiters: registry, channel } = keysOf(name);
+    const held = await holder.createLock(name).acquire();
+    // A first waiter's SUBSCRIBE is refused (NOPERM); it waits on its poll, then gives up.
+    const first = new AbortController();
+    const gaveUp = waiters
+      .createLock(name)
+      .acquire({ signal: first.signal })
+      .catch((e: unknown) => e);
+    await eventually(async () => (await admin.zcard(registry)) === 1, 2000);
+    first.abort(new Error('gave up'));
+    expect(await gaveUp).toMatchObject({ message: 'gave up' });
+    await admin.call('ACL', 'SETUSER', user, '+subscribe');
+    // The next waiter on the same (still lingering) channel subscribes again.
+    const waiting = waiters.createLock(name).acquire({ timeout: 5000 });
+    await eventually(async () => {
+      const reply = (await admin.pubsub('NUMSUB', channel)) as (string | number)[];
+      return Number(reply[1]) === 1;
+    }, 2000);
+    await held.release();
+    const next = await waiting;
+    expect(await next.release()).toBe(true);
+  });
+
   it('reloads its scripts after SCRIPT FLUSH (NOSCRIPT fallback)', async () => {
     const raw = client();
     const p1 = provider();
@@ -298,18 +334,22 @@ describe('RESP3', () => {
     const name = unique('resp3');
     const keys = keysOf(name);
     const token = 'resp3-token';
+    // Both call shapes of each script: with and without its optional trailing keys.
     const acquire = [acquireMutex.lua, 4, keys.lock, keys.fence, keys.cancel(token), keys.waiters];
     expect(await resp3Reply(url, ['EVAL', ...acquire, token, 5000, 'p', 0, '0'])).toBe(
       '$1\r\n1\r\n',
     );
-    const busy = await resp3Reply(url, ['EVAL', ...acquire, 'other', 5000, 'p', 0, '0']);
+    const shortAcquire = [acquireMutex.lua, 3, keys.lock, keys.fence, keys.cancel('other')];
+    const busy = await resp3Reply(url, ['EVAL', ...shortAcquire, 'other', 5000]);
     expect(busy).toMatch(/^:\d+\r\n$/);
-    const release = [releaseString.lua, 4, keys.lock, keys.fence, keys.cancel(token), keys.waiters];
-    expect(await resp3Reply(url, ['EVAL', ...release, token, keys.channel, 0, '', '1'])).toBe(
+    const release = [releaseString.lua, 2, keys.lock, keys.waiters];
+    expect(await resp3Reply(url, ['EVAL', ...release, token, keys.channel, '1', 'PUBLISH'])).toBe(
       ':1\r\n',
     );
-    expect(await resp3Reply(url, ['EVAL', ...release, token, keys.channel, 0, '', '1'])).toBe(
-      ':0\r\n',
-    );
+    const fullRelease = [...release, keys.fence, keys.cancel(token)];
+    fullRelease[1] = 4;
+    expect(
+      await resp3Reply(url, ['EVAL', ...fullRelease, token, keys.channel, '1', 'PUBLISH', 0, '']),
+    ).toBe(':0\r\n');
   });
 });

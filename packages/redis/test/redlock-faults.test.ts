@@ -6,6 +6,7 @@ import {
   type LockEvent,
   type LockHandle,
   LockLostError,
+  LockTimeoutError,
 } from '@lockkit/core';
 import { type ServerHandle, startRedisServers } from '@lockkit/testkit';
 import { Redis } from 'ioredis';
@@ -129,27 +130,46 @@ describe('Redlock under faults', () => {
     }
   });
 
-  it('a paused majority: the attempt fails with BackendUnavailableError and leaves no phantom lock', async () => {
+  it('a paused majority: acquire({ timeout }) times out (node failures as cause), tryAcquire() and acquire() fail at once, no phantom lock', async () => {
     const [p1, p2] = [provider(), provider()];
     const name = 'paused-majority';
     await warm(p1);
     await servers[0]!.pause();
     await servers[1]!.pause();
-    let error: unknown;
-    const started = performance.now();
+    let timedOut: unknown;
+    let single: unknown;
+    let unbounded: unknown;
     try {
-      error = await p1
-        .createLock(name)
-        .acquire({ timeout: 5000 })
-        .catch((e: unknown) => e);
+      [timedOut, single, unbounded] = await Promise.all([
+        p1
+          .createLock(name)
+          .acquire({ timeout: 1000 })
+          .catch((e: unknown) => e),
+        p1
+          .createLock(name)
+          .tryAcquire()
+          .catch((e: unknown) => e),
+        p1
+          .createLock(name)
+          .acquire()
+          .catch((e: unknown) => e),
+      ]);
     } finally {
       await servers[0]!.resume();
       await servers[1]!.resume();
     }
-    expect(BackendUnavailableError.isInstance(error)).toBe(true);
-    expect((error as Error).message).toMatch(/no majority/);
-    expect(performance.now() - started).toBeLessThan(commandTimeoutMs + scaled(500));
-    // On resume the paused nodes run the stale acquire, then its cancel: the lock is free.
+    // The deadline passed while no quorum could be reached: a timeout, saying why.
+    expect(LockTimeoutError.isInstance(timedOut)).toBe(true);
+    const cause = (timedOut as Error).cause;
+    expect(BackendUnavailableError.isInstance(cause)).toBe(true);
+    expect((cause as Error).message).toMatch(/no majority: 2 of 3 nodes failed/);
+    expect(((cause as Error).cause as AggregateError).errors).toHaveLength(2);
+    // One attempt, and a wait without a deadline (it would never end), report the outage.
+    for (const error of [single, unbounded]) {
+      expect(BackendUnavailableError.isInstance(error)).toBe(true);
+      expect((error as Error).message).toMatch(/no majority/);
+    }
+    // On resume the paused nodes run the stale attempts, then their cancels: the lock is free.
     const { lock } = redisLockKeys('', 'mutex', name);
     for (const server of servers) {
       await eventually(async () => (await rawKeys(server.url, lock)).length === 0, 2000);
@@ -157,6 +177,33 @@ describe('Redlock under faults', () => {
     const next = await p2.createLock(name).tryAcquire();
     expect(next).not.toBeNull();
     await next?.release();
+  });
+
+  it('a paused majority that comes back before the timeout: the waiting acquire gets the lock', async () => {
+    const p1 = provider();
+    const name = 'paused-majority-back';
+    await warm(p1);
+    const waiting = new Promise<void>((resolve) => {
+      const onWait = (message: unknown): void => {
+        if ((message as LockEvent).name !== name) return;
+        diagnostics.unsubscribe(channelNames.wait, onWait);
+        resolve();
+      };
+      diagnostics.subscribe(channelNames.wait, onWait);
+    });
+    await servers[0]!.pause();
+    await servers[1]!.pause();
+    let acquired: Promise<LockHandle>;
+    try {
+      acquired = p1.createLock(name).acquire({ timeout: 10_000 });
+      // Its attempts found no quorum, and it waits instead of failing (a failure ends the race).
+      await Promise.race([waiting, acquired.then(() => undefined)]);
+    } finally {
+      await servers[0]!.resume();
+      await servers[1]!.resume();
+    }
+    const handle = await acquired;
+    expect(await handle.release()).toBe(true);
   });
 
   it('a lease outlives 3× its TTL while extended, on one node and on three', async () => {

@@ -8,23 +8,23 @@ import { type LuaScript, luaScript, prelude } from './lua-script.js';
  * Mutex and semaphore attempts also keep the provider's entry in the lock's waiters set (so a
  * release wakes one provider, not all): ARGV waiterId is the provider's id, registerMs > 0
  * (re)registers it on a refused attempt, last = '1' unregisters it on a grant (no other waiter
- * of this provider is left).
+ * of this provider is left). An attempt that is not waiting leaves the set alone and omits the
+ * waiters key and those three arguments (the common uncontended call stays short).
  *
  * Reply: a bulk string = granted, the fencing token; an integer >= 0 = busy, ms until the
  * blocking hold runs out (a retry hint); -1 = busy without a hint; -3 = cancelled attempt.
  */
 
-/** Mutex. KEYS: lock, fence, cancel, waiters. ARGV: token, leaseMs, waiterId, registerMs, last. */
+/** Mutex. KEYS: lock, fence, cancel[, waiters]. ARGV: token, leaseMs[, waiterId, registerMs, last]. */
 export const acquireMutex: LuaScript = luaScript(
   'acquire-mutex',
-  4,
   `${prelude('grant_token', 'register_waiter')}
 if redis.call('EXISTS', KEYS[3]) == 1 then return -3 end
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   if ARGV[5] == '1' then redis.call('ZREM', KEYS[4], ARGV[3]) end
   return grant_token(KEYS[2])
 end
-if tonumber(ARGV[4]) > 0 then register_waiter(KEYS[4], ARGV[3], ARGV[4]) end
+if KEYS[4] and tonumber(ARGV[4]) > 0 then register_waiter(KEYS[4], ARGV[3], ARGV[4]) end
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then return -1 end
 return ttl
@@ -33,12 +33,11 @@ return ttl
 
 /**
  * Semaphore: a sorted set of holders scored by their expiry (server ms); the key itself
- * expires with its latest holder. KEYS: holders, fence, cancel, waiters.
- * ARGV: token, leaseMs, maxCount, waiterId, registerMs, last.
+ * expires with its latest holder. KEYS: holders, fence, cancel[, waiters].
+ * ARGV: token, leaseMs, maxCount[, waiterId, registerMs, last].
  */
 export const acquireSemaphore: LuaScript = luaScript(
   'acquire-semaphore',
-  4,
   `${prelude('grant_token', 'register_waiter', 'earliest_wait')}
 if redis.call('EXISTS', KEYS[3]) == 1 then return -3 end
 local now = server_now()
@@ -49,7 +48,7 @@ if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[3]) then
   if ARGV[6] == '1' then redis.call('ZREM', KEYS[4], ARGV[4]) end
   return grant_token(KEYS[2])
 end
-if tonumber(ARGV[5]) > 0 then register_waiter(KEYS[4], ARGV[4], ARGV[5]) end
+if KEYS[4] and tonumber(ARGV[5]) > 0 then register_waiter(KEYS[4], ARGV[4], ARGV[5]) end
 return earliest_wait(KEYS[1], now)
 `,
 );
@@ -61,7 +60,6 @@ return earliest_wait(KEYS[1], now)
  */
 export const acquireRead: LuaScript = luaScript(
   'acquire-read',
-  5,
   `${prelude('server_now', 'grant_token', 'expire_at_latest', 'earliest_wait')}
 if redis.call('EXISTS', KEYS[5]) == 1 then return -3 end
 local writer = redis.call('PTTL', KEYS[1])
@@ -86,7 +84,6 @@ return grant_token(KEYS[4])
  */
 export const acquireWrite: LuaScript = luaScript(
   'acquire-write',
-  5,
   `${prelude('server_now', 'grant_token', 'expire_at_latest', 'earliest_wait')}
 if redis.call('EXISTS', KEYS[5]) == 1 then return -3 end
 local now = server_now()

@@ -9,17 +9,14 @@ export interface LuaScript {
   readonly name: string;
   readonly lua: string;
   readonly sha: string;
-  readonly numberOfKeys: number;
 }
 
-/** Defines a script; `numberOfKeys` leading arguments are KEYS, the rest ARGV. */
-export function luaScript(name: string, numberOfKeys: number, lua: string): LuaScript {
-  return Object.freeze({
-    name,
-    lua,
-    sha: createHash('sha1').update(lua).digest('hex'),
-    numberOfKeys,
-  });
+/**
+ * Defines a script. Each call passes its own KEYS (a call may leave out trailing keys it does
+ * not need, so the count is the call's, not the script's).
+ */
+export function luaScript(name: string, lua: string): LuaScript {
+  return Object.freeze({ name, lua, sha: createHash('sha1').update(lua).digest('hex') });
 }
 
 /**
@@ -70,16 +67,18 @@ local function register_waiter(key, id, ms)
 end`,
   // Wakes the provider that waited longest without retrying, or everyone ('*'). A provider
   // registers before it waits, so a mutex or semaphore nobody waits for publishes nothing.
+  // `publish` is PUBLISH, or SPUBLISH on a Redis Cluster (sharded: the message goes to
+  // subscribers of this lock's slot on this node, never over the cluster bus).
   wake_next: `
-local function wake_next(key, channel, targeted)
+local function wake_next(key, channel, targeted, publish)
   if targeted ~= '1' then
-    redis.call('PUBLISH', channel, '*')
+    redis.call(publish, channel, '*')
     return
   end
   if redis.call('EXISTS', key) == 0 then return end
   redis.call('ZREMRANGEBYSCORE', key, '-inf', server_now())
   local first = redis.call('ZRANGE', key, 0, 0)
-  redis.call('PUBLISH', channel, first[1] or '*')
+  redis.call(publish, channel, first[1] or '*')
 end`,
 } as const;
 

@@ -8,45 +8,48 @@ import { type LuaScript, luaScript, prelude } from './lua-script.js';
  * every waiter (RW locks).
  * A release with tombstoneMs > 0 that finds no hold of ours leaves a cancel marker, so an
  * acquire of the same attempt that reaches the server later (a timed-out reply) is refused.
+ * A plain release (no tombstone, no floor: the common single-node case) omits the fence and
+ * cancel keys and those two arguments. ARGV publish is the command that publishes: PUBLISH,
+ * or SPUBLISH on a Redis Cluster.
  * Reply: 1 = it was ours (released / extended), 0 = not ours.
  */
 
 /**
  * Mutex or writer (a string key holding the token).
- * KEYS: lock, fence, cancel, waiters. ARGV: token, channel, tombstoneMs, floor, targeted.
+ * KEYS: lock, waiters[, fence, cancel].
+ * ARGV: token, channel, targeted, publish[, tombstoneMs, floor].
  */
 export const releaseString: LuaScript = luaScript(
   'release-string',
-  4,
   `${prelude('raise_fence', 'wake_next')}
-raise_fence(KEYS[2], ARGV[4])
+if KEYS[3] then raise_fence(KEYS[3], ARGV[6]) end
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
-  wake_next(KEYS[4], ARGV[2], ARGV[5])
+  wake_next(KEYS[2], ARGV[2], ARGV[3], ARGV[4])
   return 1
 end
-if tonumber(ARGV[3]) > 0 then redis.call('SET', KEYS[3], '1', 'PX', ARGV[3]) end
+if KEYS[4] and tonumber(ARGV[5]) > 0 then redis.call('SET', KEYS[4], '1', 'PX', ARGV[5]) end
 return 0
 `,
 );
 
 /**
  * Semaphore permit or reader (a sorted-set member).
- * KEYS: holders, fence, cancel, waiters. ARGV: token, channel, tombstoneMs, floor, targeted.
+ * KEYS: holders, waiters[, fence, cancel].
+ * ARGV: token, channel, targeted, publish[, tombstoneMs, floor].
  */
 export const releaseMember: LuaScript = luaScript(
   'release-member',
-  4,
   `${prelude('raise_fence', 'wake_next')}
-raise_fence(KEYS[2], ARGV[4])
+if KEYS[3] then raise_fence(KEYS[3], ARGV[6]) end
 local expiry = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if expiry then
   redis.call('ZREM', KEYS[1], ARGV[1])
-  wake_next(KEYS[4], ARGV[2], ARGV[5])
+  wake_next(KEYS[2], ARGV[2], ARGV[3], ARGV[4])
   if tonumber(expiry) > server_now() then return 1 end
   return 0
 end
-if tonumber(ARGV[3]) > 0 then redis.call('SET', KEYS[3], '1', 'PX', ARGV[3]) end
+if KEYS[4] and tonumber(ARGV[5]) > 0 then redis.call('SET', KEYS[4], '1', 'PX', ARGV[5]) end
 return 0
 `,
 );
@@ -54,7 +57,6 @@ return 0
 /** Mutex or writer. KEYS: lock, fence. ARGV: token, leaseMs, floor. */
 export const extendString: LuaScript = luaScript(
   'extend-string',
-  2,
   `${prelude('raise_fence')}
 raise_fence(KEYS[2], ARGV[3])
 if redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -68,7 +70,6 @@ return 0
 /** Semaphore permit or reader. KEYS: holders, fence. ARGV: token, leaseMs, floor. */
 export const extendMember: LuaScript = luaScript(
   'extend-member',
-  2,
   `${prelude('raise_fence', 'server_now', 'expire_at_latest')}
 raise_fence(KEYS[2], ARGV[3])
 local expiry = redis.call('ZSCORE', KEYS[1], ARGV[1])
@@ -84,13 +85,15 @@ return 1
 `,
 );
 
-/** A waiting writer gives up: drop its marker and wake the readers it held back. KEYS: waiting writers. ARGV: waiterId, channel. */
+/**
+ * A waiting writer gives up: drop its marker and wake the readers it held back.
+ * KEYS: waiting writers. ARGV: waiterId, channel, publish.
+ */
 export const withdrawWriter: LuaScript = luaScript(
   'withdraw-writer',
-  1,
   `
 if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then
-  redis.call('PUBLISH', ARGV[2], '*')
+  redis.call(ARGV[3], ARGV[2], '*')
   return 1
 end
 return 0
@@ -100,14 +103,13 @@ return 0
 /**
  * A provider stops waiting for a mutex or semaphore: its entry goes; with passOn = '1' (it may
  * have been woken and not used it) the next provider is woken. KEYS: waiters. ARGV: waiterId,
- * channel, passOn.
+ * channel, passOn, publish.
  */
 export const unregisterWaiter: LuaScript = luaScript(
   'unregister-waiter',
-  1,
   `${prelude('wake_next')}
 redis.call('ZREM', KEYS[1], ARGV[1])
-if ARGV[3] == '1' then wake_next(KEYS[1], ARGV[2], '1') end
+if ARGV[3] == '1' then wake_next(KEYS[1], ARGV[2], '1', ARGV[4]) end
 return 1
 `,
 );
