@@ -1,68 +1,140 @@
 /**
  * `pnpm --filter @lockkit/mysql bench`: @lockkit/mysql next to raw GET_LOCK on the same
  * server, side by side in one run. Starts a throwaway MariaDB (or uses LOCKKIT_MYSQL_URL).
- * Uncontended figures interleave raw and lockkit in blocks of 100 cycles, summed over
- * ROUNDS rounds; the others are medians over ROUNDS alternating rounds.
+ *
+ * Method: every variant keeps its sessions open for the whole run, and the variants take
+ * turns in short blocks (A B C …, then … C B A), round after round. A ratio is computed per
+ * round (variant / raw of the same round); the table shows the median of those ratios and
+ * their quartiles, so a change in machine load during the run hits both sides of a ratio
+ * alike and the spread shows how far to trust it. The load average is printed too.
+ * "raw" is the issue's baseline: `mysql2/promise`, one connection, a sequential loop.
  */
+import { loadavg } from 'node:os';
 import { type ServerHandle, startMariaDb } from '@lockkit/testkit';
-import mysql, { type Connection } from 'mysql2/promise';
+import mysql from 'mysql2';
+import mysqlPromise from 'mysql2/promise';
 import { createMySqlLockProvider, type MySqlLockProvider } from '../src/index.js';
 
-const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
-const UNCONTENDED_OPS = Number(process.env['BENCH_OPS'] ?? 2000);
+const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 15);
+/** Uncontended blocks are short (~60 ms): more rounds of them. */
+const UNCONTENDED_ROUNDS = Number(process.env['BENCH_UNCONTENDED_ROUNDS'] ?? 45);
+/** Acquire+release cycles per uncontended block. */
+const BLOCK_OPS = Number(process.env['BENCH_OPS'] ?? 200);
 const HANDOFFS = Number(process.env['BENCH_HANDOFFS'] ?? 200);
-const WORKER_SECONDS = Number(process.env['BENCH_SECONDS'] ?? 3);
+/** Length of one 8-worker block. */
+const WORKER_MS = Number(process.env['BENCH_WORKER_MS'] ?? 500);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
-const percentile = (values: number[], p: number) =>
-  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))]!;
+const median = (values: readonly number[]) =>
+  [...values].sort((a, b) => a - b)[values.length >> 1] ?? Number.NaN;
+const percentile = (values: readonly number[], p: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))] ??
+  Number.NaN;
+const load = () =>
+  loadavg()
+    .map((value) => value.toFixed(2))
+    .join(', ');
 
 type Fencing = 'table' | 'sequence';
-type Variant = 'raw' | Fencing;
 
-/** Wall time and client CPU of `ops` acquire+release cycles. */
-interface Cost {
-  ms: number;
-  cpuMicros: number;
-  ops: number;
+/** One measured thing per variant and round. */
+class Samples {
+  readonly #values = new Map<string, number[]>();
+
+  add(variant: string, value: number): void {
+    this.#values.set(variant, [...(this.#values.get(variant) ?? []), value]);
+  }
+
+  median(variant: string): number {
+    return median(this.#values.get(variant) ?? []);
+  }
+
+  /** `variant / baseline` per round (same round). */
+  ratios(variant: string, baseline: string): number[] {
+    const base = this.#values.get(baseline) ?? [];
+    return (this.#values.get(variant) ?? []).map(
+      (value, round) => value / (base[round] ?? Number.NaN),
+    );
+  }
+
+  /** Median of the per-round ratios, and their quartiles (how much the rounds disagree). */
+  ratio(variant: string, baseline: string): string {
+    const ratios = this.ratios(variant, baseline);
+    const percent = (ratio: number) => Math.round(ratio * 100);
+    return (
+      `${percent(median(ratios))} % ` +
+      `(${percent(percentile(ratios, 0.25))}–${percent(percentile(ratios, 0.75))})`
+    );
+  }
 }
 
-const variants: readonly Variant[] = ['raw', 'table', 'sequence'];
+/** Runs `blocks` in turns, `rounds` times, the order reversed every other round. */
+async function inTurns(
+  blocks: Record<string, () => Promise<void>>,
+  rounds: number = ROUNDS,
+): Promise<void> {
+  const names = Object.keys(blocks);
+  for (let round = 0; round < rounds; round++) {
+    for (const name of round % 2 === 0 ? names : [...names].reverse()) await blocks[name]?.();
+  }
+}
 
-/**
- * Uncontended acquire+release of one name, raw and lockkit interleaved in blocks of 100
- * cycles (so a change in machine load hits every variant alike), added into `costs`.
- */
-async function uncontended(url: string, costs: Record<Variant, Cost>): Promise<void> {
-  const raw = await mysql.createConnection(url);
-  const table = createMySqlLockProvider({ connection: url, fencing: 'table' });
-  const sequence = createMySqlLockProvider({ connection: url, fencing: 'sequence' });
-  const cycles: Record<Variant, () => Promise<unknown>> = {
+/** A callback-API connection (the floor: what mysql2 costs without its promise wrapper). */
+async function callbackConnection(
+  url: string,
+): Promise<{ query: (sql: string, values: string[]) => Promise<unknown>; end: () => void }> {
+  const raw = mysql.createConnection(url);
+  const query = (sql: string, values: string[]) =>
+    new Promise((resolve, reject) =>
+      raw.query(sql, values, (error, result) => (error ? reject(error) : resolve(result))),
+    );
+  await query('SELECT 1', []);
+  return { query, end: () => raw.end() };
+}
+
+/** Uncontended acquire+release of one name per variant: ops/s and client CPU µs per cycle. */
+async function uncontended(url: string, throughput: Samples, cpu: Samples): Promise<void> {
+  const raw = await mysqlPromise.createConnection(url);
+  const callback = await callbackConnection(url);
+  const providers: Record<Fencing, MySqlLockProvider> = {
+    table: createMySqlLockProvider({ connection: url, fencing: 'table' }),
+    sequence: createMySqlLockProvider({ connection: url, fencing: 'sequence' }),
+  };
+  const cycles: Record<string, () => Promise<unknown>> = {
     raw: async () => {
       await raw.query('SELECT GET_LOCK(?, 0)', ['bench-raw']);
       await raw.query('SELECT RELEASE_LOCK(?)', ['bench-raw']);
     },
-    table: async () => (await table.createLock('bench-table').acquire()).release(),
-    sequence: async () => (await sequence.createLock('bench-sequence').acquire()).release(),
+    'raw, callback API': async () => {
+      await callback.query('SELECT GET_LOCK(?, 0)', ['bench-raw-callback']);
+      await callback.query('SELECT RELEASE_LOCK(?)', ['bench-raw-callback']);
+    },
+    table: async () => (await providers.table.createLock('bench-table').acquire()).release(),
+    sequence: async () =>
+      (await providers.sequence.createLock('bench-sequence').acquire()).release(),
   };
-  for (const variant of variants) await cycles[variant](); // warm: sessions, table, sequence
-  for (let block = 0; block < UNCONTENDED_OPS / 100; block++) {
-    for (const variant of variants) {
-      const cpu = process.cpuUsage();
+  const blocks: Record<string, () => Promise<void>> = {};
+  for (const [variant, cycle] of Object.entries(cycles)) {
+    for (let i = 0; i < 20; i++) await cycle(); // warm: sessions, table, sequence, JIT
+    blocks[variant] = async () => {
+      const used = process.cpuUsage();
       const started = performance.now();
-      for (let i = 0; i < 100; i++) await cycles[variant]();
-      costs[variant].ms += performance.now() - started;
-      const used = process.cpuUsage(cpu);
-      costs[variant].cpuMicros += used.user + used.system;
-      costs[variant].ops += 100;
-    }
+      for (let i = 0; i < BLOCK_OPS; i++) await cycle();
+      throughput.add(variant, BLOCK_OPS / ((performance.now() - started) / 1000));
+      const { user, system } = process.cpuUsage(used);
+      cpu.add(variant, (user + system) / BLOCK_OPS);
+    };
   }
+  await inTurns(blocks, UNCONTENDED_ROUNDS);
   await raw.end();
-  await Promise.all([table.close(), sequence.close()]);
+  callback.end();
+  await Promise.all([providers.table.close(), providers.sequence.close()]);
 }
 
 async function rawHandoff(url: string): Promise<number[]> {
-  const [holder, waiter] = [await mysql.createConnection(url), await mysql.createConnection(url)];
+  const [holder, waiter] = [
+    await mysqlPromise.createConnection(url),
+    await mysqlPromise.createConnection(url),
+  ];
   const samples: number[] = [];
   for (let i = 0; i < HANDOFFS; i++) {
     await holder.query('SELECT GET_LOCK(?, 0)', ['bench-raw-handoff']);
@@ -102,59 +174,63 @@ async function lockkitHandoff(url: string): Promise<number[]> {
   return samples;
 }
 
-/** 8 workers: acquire, hold 1 ms, release, think 1 ms; cycles per second. */
-async function workers(
-  run: (stop: () => boolean, count: () => void) => Promise<void>[],
-): Promise<number> {
-  let cycles = 0;
-  const endAt = performance.now() + WORKER_SECONDS * 1000;
-  const started = performance.now();
-  await Promise.all(
-    run(
-      () => performance.now() >= endAt,
-      () => void cycles++,
-    ),
-  );
-  return cycles / ((performance.now() - started) / 1000);
-}
+/** One worker cycle: acquire, hold 1 ms, release (the worker then thinks 1 ms). */
+type WorkerCycle = (worker: number) => Promise<void>;
 
-async function rawWorkers(url: string): Promise<number> {
-  const connections: Connection[] = await Promise.all(
-    Array.from({ length: 8 }, () => mysql.createConnection(url)),
+/** 8 workers on one lock per variant, in turns of WORKER_MS; cycles per second. */
+async function workers(url: string, throughput: Samples): Promise<void> {
+  const connections = await Promise.all(
+    Array.from({ length: 8 }, () => mysqlPromise.createConnection(url)),
   );
-  const result = await workers((stop, count) =>
-    connections.map(async (connection) => {
-      while (!stop()) {
-        await connection.query('SELECT GET_LOCK(?, 60)', ['bench-raw-workers']);
-        await sleep(1);
-        await connection.query('SELECT RELEASE_LOCK(?)', ['bench-raw-workers']);
-        count();
-        await sleep(1);
-      }
-    }),
-  );
+  const opened: MySqlLockProvider[] = [];
+  const lockkit = (providers: number, fencing: Fencing, name: string): WorkerCycle => {
+    const own = Array.from({ length: providers }, () =>
+      createMySqlLockProvider({ connection: url, fencing }),
+    );
+    opened.push(...own);
+    const locks = Array.from({ length: 8 }, (_, worker) =>
+      own[worker % providers]?.createLock(name),
+    );
+    return async (worker) => {
+      const handle = await locks[worker]?.acquire();
+      await sleep(1);
+      await handle?.release();
+    };
+  };
+  const cycles: Record<string, WorkerCycle> = {
+    raw: async (worker) => {
+      const connection = connections[worker];
+      await connection?.query('SELECT GET_LOCK(?, 60)', ['bench-raw-workers']);
+      await sleep(1);
+      await connection?.query('SELECT RELEASE_LOCK(?)', ['bench-raw-workers']);
+    },
+    table: lockkit(8, 'table', 'bench-workers-table'),
+    sequence: lockkit(8, 'sequence', 'bench-workers-sequence'),
+    'table, 1 provider': lockkit(1, 'table', 'bench-workers-shared'),
+  };
+  const run = async (cycle: WorkerCycle): Promise<number> => {
+    let count = 0;
+    const started = performance.now();
+    const endAt = started + WORKER_MS;
+    await Promise.all(
+      Array.from({ length: 8 }, async (_, worker) => {
+        while (performance.now() < endAt) {
+          await cycle(worker);
+          count += 1;
+          await sleep(1);
+        }
+      }),
+    );
+    return count / ((performance.now() - started) / 1000);
+  };
+  const blocks: Record<string, () => Promise<void>> = {};
+  for (const [variant, cycle] of Object.entries(cycles)) {
+    await run(cycle); // warm: sessions, counters
+    blocks[variant] = async () => throughput.add(variant, await run(cycle));
+  }
+  await inTurns(blocks);
   await Promise.all(connections.map((connection) => connection.end()));
-  return result;
-}
-
-async function lockkitWorkers(url: string, providers: number, fencing: Fencing): Promise<number> {
-  const locks: MySqlLockProvider[] = Array.from({ length: providers }, () =>
-    createMySqlLockProvider({ connection: url, fencing }),
-  );
-  const result = await workers((stop, count) =>
-    Array.from({ length: 8 }, async (_, worker) => {
-      const lock = locks[worker % providers]!.createLock('bench-lockkit-workers');
-      while (!stop()) {
-        const handle = await lock.acquire();
-        await sleep(1);
-        await handle.release();
-        count();
-        await sleep(1);
-      }
-    }),
-  );
-  await Promise.all(locks.map((provider) => provider.close()));
-  return result;
+  await Promise.all(opened.map((provider) => provider.close()));
 }
 
 async function heldLocks(url: string): Promise<{ ms: number; sessions: number }> {
@@ -183,75 +259,65 @@ async function main(): Promise<void> {
     : await startMariaDb();
   const url = server?.url ?? (process.env['LOCKKIT_MYSQL_URL'] as string);
   try {
-    const samples: Record<string, number[]> = {};
-    const add = (key: string, ...values: number[]) => {
-      samples[key] = [...(samples[key] ?? []), ...values];
-    };
-    const costs: Record<Variant, Cost> = {
-      raw: { ms: 0, cpuMicros: 0, ops: 0 },
-      table: { ms: 0, cpuMicros: 0, ops: 0 },
-      sequence: { ms: 0, cpuMicros: 0, ops: 0 },
-    };
-    for (let round = 0; round < ROUNDS; round++) {
-      await uncontended(url, costs);
-      add('raw handoff', ...(await rawHandoff(url)));
-      add('lockkit handoff', ...(await lockkitHandoff(url)));
-      add('raw workers', await rawWorkers(url));
-      add('table workers', await lockkitWorkers(url, 8, 'table'));
-      add('sequence workers', await lockkitWorkers(url, 8, 'sequence'));
-      add('table workers, 1 provider', await lockkitWorkers(url, 1, 'table'));
-    }
+    const loadBefore = load();
+    const ops = new Samples();
+    const cpu = new Samples();
+    await uncontended(url, ops, cpu);
+    const handoffs = { raw: await rawHandoff(url), lockkit: await lockkitHandoff(url) };
+    const cycles = new Samples();
+    await workers(url, cycles);
     const held = await heldLocks(url);
-    const perSecond = (variant: Variant) => costs[variant].ops / (costs[variant].ms / 1000);
-    const cpu = (variant: Variant) => (costs[variant].cpuMicros / costs[variant].ops).toFixed(0);
-    const of = (key: string) => median(samples[key] ?? [0]);
-    const ratio = (ours: string, raw: string) => `${Math.round((of(ours) / of(raw)) * 100)} %`;
     const row = (cells: string[]) => `| ${cells.join(' | ')} |`;
-    const handoff = (key: string, p: number) => percentile(samples[key] ?? [0], p).toFixed(2);
     const lines = [
-      row(['measure', 'raw GET_LOCK', '@lockkit/mysql', 'lockkit / raw']),
+      row(['measure', 'raw GET_LOCK', '@lockkit/mysql', 'lockkit / raw (quartiles of the rounds)']),
       row(['---', '---:', '---:', '---:']),
       ...(['table', 'sequence'] as const).map((fencing) =>
         row([
           `uncontended acquire+release, ops/s (fencing: ${fencing})`,
-          perSecond('raw').toFixed(0),
-          perSecond(fencing).toFixed(0),
-          `${Math.round((perSecond(fencing) / perSecond('raw')) * 100)} %`,
+          ops.median('raw').toFixed(0),
+          ops.median(fencing).toFixed(0),
+          ops.ratio(fencing, 'raw'),
         ]),
       ),
+      row([
+        'uncontended, raw on the mysql2 callback API instead of mysql2/promise, ops/s',
+        ops.median('raw, callback API').toFixed(0),
+        '',
+        `(raw callback / raw: ${ops.ratio('raw, callback API', 'raw')})`,
+      ]),
       ...(['table', 'sequence'] as const).map((fencing) =>
         row([
           `uncontended, client CPU per acquire+release, µs (fencing: ${fencing})`,
-          cpu('raw'),
-          cpu(fencing),
+          cpu.median('raw').toFixed(0),
+          cpu.median(fencing).toFixed(0),
           '',
         ]),
       ),
       row([
         'two-client handoff p50, ms',
-        handoff('raw handoff', 0.5),
-        handoff('lockkit handoff', 0.5),
+        percentile(handoffs.raw, 0.5).toFixed(2),
+        percentile(handoffs.lockkit, 0.5).toFixed(2),
         '',
       ]),
       row([
         'two-client handoff p99, ms',
-        handoff('raw handoff', 0.99),
-        handoff('lockkit handoff', 0.99),
+        percentile(handoffs.raw, 0.99).toFixed(2),
+        percentile(handoffs.lockkit, 0.99).toFixed(2),
         '',
       ]),
       ...(['table', 'sequence'] as const).map((fencing) =>
         row([
           `8 workers (1 ms hold, 1 ms think), cycles/s, 8 providers (fencing: ${fencing})`,
-          of('raw workers').toFixed(0),
-          of(`${fencing} workers`).toFixed(0),
-          ratio(`${fencing} workers`, 'raw workers'),
+          cycles.median('raw').toFixed(0),
+          cycles.median(fencing).toFixed(0),
+          cycles.ratio(fencing, 'raw'),
         ]),
       ),
       row([
         '8 workers, cycles/s, 1 shared provider (fencing: table)',
-        of('raw workers').toFixed(0),
-        of('table workers, 1 provider').toFixed(0),
-        ratio('table workers, 1 provider', 'raw workers'),
+        cycles.median('raw').toFixed(0),
+        cycles.median('table, 1 provider').toFixed(0),
+        cycles.ratio('table, 1 provider', 'raw'),
       ]),
       row([
         '10 000 held locks: time to take them; sessions',
@@ -260,7 +326,11 @@ async function main(): Promise<void> {
         '',
       ]),
     ];
-    console.log(`\n@lockkit/mysql bench: ${ROUNDS} rounds; ${url.replace(/\/\/[^@]*@/, '//')}\n`);
+    console.log(
+      `\n@lockkit/mysql bench: interleaved rounds: ${UNCONTENDED_ROUNDS} × ${BLOCK_OPS} ` +
+        `uncontended cycles, ${ROUNDS} × ${WORKER_MS} ms of 8 workers, per variant; ` +
+        `${url.replace(/\/\/[^@]*@/, '//')}\nload average before: ${loadBefore}; after: ${load()}\n`,
+    );
     console.log(lines.join('\n'));
   } finally {
     await server?.stop();

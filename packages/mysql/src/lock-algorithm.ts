@@ -23,6 +23,11 @@ export interface Held {
 
 /** One primitive on `GET_LOCK`: a non-blocking attempt and a server-side wait. */
 export interface LockAlgorithm {
+  /**
+   * The wait is one statement that also grants a free lock at once, so while a lock is
+   * contended an acquire may skip the attempt and go straight to {@link wait}.
+   */
+  readonly waitsInOneStatement: boolean;
   /** Keys an attempt's session must not hold (GET_LOCK on them would stack). */
   conflicts(keys: LockKeys): readonly string[];
   /** One non-blocking attempt on a shared session. */

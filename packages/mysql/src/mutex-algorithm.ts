@@ -9,6 +9,7 @@ import { blockingStatement, secondsUntil } from './server-wait.js';
  * is ordered exactly like the grants. Release: `RELEASE_LOCK(key)`.
  */
 export const mutexAlgorithm: LockAlgorithm = {
+  waitsInOneStatement: true,
   conflicts: (keys) => [keys.base],
 
   async attempt(context, connection, request, keys) {

@@ -28,6 +28,15 @@ export interface MySqlGrant extends Grant {
   readonly wake: string | undefined;
 }
 
+/**
+ * How long a lock counts as contended after an attempt on it failed. Meanwhile an acquire
+ * that will wait skips the attempt and blocks on the server at once: a hand-off then costs
+ * one statement, as with a bare blocking `GET_LOCK`, instead of a failed attempt first.
+ * (A lock that became free is granted by that same statement; after this long the next
+ * acquire tries on a shared session again.)
+ */
+const CONTENDED_MS = 1000;
+
 const algorithms: Record<LockKind, LockAlgorithm> = {
   mutex: mutexAlgorithm,
   read: readAlgorithm,
@@ -49,6 +58,8 @@ export class MySqlLockBackend implements LockBackend<MySqlGrant> {
   readonly #context: AlgorithmContext;
   readonly #line = new WaitLine();
   readonly #inflight = new Set<Promise<unknown>>();
+  /** Lock base → until when (performance.now() ms) it counts as contended; oldest first. */
+  readonly #contended = new Map<string, number>();
 
   constructor(options: ResolvedMySqlOptions) {
     const source = options.pool
@@ -115,13 +126,18 @@ export class MySqlLockBackend implements LockBackend<MySqlGrant> {
   async #acquire(request: LockRequest, wait: WaitContext): Promise<MySqlGrant | null> {
     const algorithm = algorithms[request.kind];
     const keys = lockKeys(request);
-    const attempted = await this.#onLiveSession(
-      () => this.connections.forAttempt(keys.base, algorithm.conflicts(keys)),
-      (connection) => algorithm.attempt(this.#context, connection, request, keys),
-      (connection) => this.connections.done(connection, keys.base),
-    );
-    if (attempted) return attempted;
-    if (wait.deadline === Number.NEGATIVE_INFINITY || now() >= wait.deadline) return null;
+    const willWait = wait.deadline !== Number.NEGATIVE_INFINITY;
+    const skipAttempt = willWait && algorithm.waitsInOneStatement && this.#isContended(keys.base);
+    if (!skipAttempt) {
+      const attempted = await this.#onLiveSession(
+        () => this.connections.forAttempt(keys.base, algorithm.conflicts(keys)),
+        (connection) => algorithm.attempt(this.#context, connection, request, keys),
+        (connection) => this.connections.done(connection, keys.base),
+      );
+      if (attempted) return attempted;
+      if (!willWait || now() >= wait.deadline) return null;
+      this.#markContended(keys.base);
+    }
     wait.waiting();
     const leave = await this.#line.enter(keys.base, wait.signal).catch(() => undefined);
     if (!leave) return null;
@@ -155,6 +171,21 @@ export class MySqlLockBackend implements LockBackend<MySqlGrant> {
       } finally {
         done(connection);
       }
+    }
+  }
+
+  #isContended(base: string): boolean {
+    const until = this.#contended.get(base);
+    return until !== undefined && now() < until;
+  }
+
+  #markContended(base: string): void {
+    const at = now();
+    this.#contended.delete(base); // re-inserted last: the map stays ordered by expiry
+    this.#contended.set(base, at + CONTENDED_MS);
+    for (const [key, until] of this.#contended) {
+      if (until > at) break;
+      this.#contended.delete(key);
     }
   }
 

@@ -27,6 +27,7 @@ function allSlots(keys: LockKeys, maxReaders: number): string[] {
  * like semaphore waiters (queue `<base>.q`).
  */
 export const readAlgorithm: LockAlgorithm = {
+  waitsInOneStatement: false, // gate, slot scan, gate release
   conflicts: (keys) => [keys.gate],
 
   async attempt(context, connection, request, keys) {
@@ -97,6 +98,7 @@ export const readAlgorithm: LockAlgorithm = {
  * for each slot). The writer holds only the gate. Gate, drain and token: one statement.
  */
 export const writeAlgorithm: LockAlgorithm = {
+  waitsInOneStatement: false, // one statement, but it drains every reader slot
   conflicts: (keys) => [keys.gate],
 
   async attempt(context, connection, request, keys) {

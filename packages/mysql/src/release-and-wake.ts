@@ -5,10 +5,10 @@ import { isInterrupted } from './mysql-errors.js';
 const WAKE_STATEMENT_PREFIX = 'SELECT IF(IS_FREE_LOCK(';
 
 /**
- * `RELEASE_LOCK(key)` on the session that holds it; with `wake` (a queue lock), the same
- * statement reads `IS_USED_LOCK(wake)`, and a head waiter found there is woken. A `KILL
- * QUERY` that interrupted the release (MySQL's wake-up can stray) is resolved by asking the
- * session what it still holds. Resolves whether the lock was still held.
+ * `RELEASE_LOCK(key)` on the session that holds it, in one statement; with `wake` (a queue
+ * lock), the same statement reads `IS_USED_LOCK(wake)`, and a head waiter found there is
+ * woken. A `KILL QUERY` that interrupted the release (MySQL's wake-up can stray) is resolved
+ * by asking the session what it still holds. Resolves whether the lock was still held.
  */
 export async function releaseAndWake(
   connection: LockConnection,
@@ -17,11 +17,20 @@ export async function releaseAndWake(
 ): Promise<boolean> {
   for (let attempt = 0; ; attempt++) {
     try {
+      if (wake === undefined) {
+        // Mutex and writer: the answer is an OK packet whose row count says whether the lock
+        // was ours (no result set to describe and parse: the cheapest exact release).
+        const ok = await connection.query<{ affectedRows: number }>(
+          'SELECT 1 INTO @lockkit_released FROM DUAL WHERE RELEASE_LOCK(?) = 1',
+          [key],
+        );
+        return ok.affectedRows === 1;
+      }
       const rows = await connection.query<{ released: number | null; head: number | null }[]>(
         'SELECT RELEASE_LOCK(?) AS released, IS_USED_LOCK(?) AS head',
-        [key, wake ?? key],
+        [key, wake],
       );
-      const head = wake === undefined ? null : rows[0]?.head;
+      const head = rows[0]?.head;
       if (head != null) await wakeHead(connection, Number(head), key);
       return Number(rows[0]?.released) === 1;
     } catch (error) {

@@ -38,6 +38,7 @@ export async function countSlot(
  * wakes it with `KILL QUERY`.
  */
 export const semaphoreAlgorithm: LockAlgorithm = {
+  waitsInOneStatement: false, // queue lock, permit scan, queue release
   conflicts: () => [],
 
   async attempt(context, connection, request, keys) {

@@ -1,6 +1,8 @@
-import { InvalidArgumentError } from '@lockkit/core';
+import { grantBehind, InvalidArgumentError } from '@lockkit/core';
+import mysql from 'mysql2';
 import { describe, expect, it } from 'vitest';
 import { createMySqlLockProvider, mutexKey } from '../src/index.js';
+import type { MySqlGrant } from '../src/mysql-lock-backend.js';
 import {
   adminQuery,
   eventually,
@@ -83,6 +85,55 @@ describe('GET_LOCK mutex on MariaDB', () => {
     expect(performance.now() - started).toBeLessThan(ms(200));
     await foreign.release();
     await (await waiting).release();
+  });
+
+  it('while a lock is contended, the next acquire waits on the server at once (no failed attempt first)', async () => {
+    // Statements are counted on the provider's own sessions, borrowed from a pool we watch.
+    const statements: string[] = [];
+    const pool = mysql.createPool({ uri: mysqlUrl(), connectionLimit: 8 });
+    pool.on('connection', (session) => {
+      const query = session.query;
+      session.query = function (this: unknown, ...args: unknown[]) {
+        statements.push(String(args[0]));
+        return Reflect.apply(query, this, args);
+      } as typeof session.query;
+    });
+    try {
+      const name = uniqueName('contended');
+      const holder = await provider().createLock(name).acquire();
+      const waiter = provider({ pool });
+      const blockedWaits = async () =>
+        (await statementsOf(waiter.connectionIds)).filter((row) =>
+          /GET_LOCK\('mutex\.[^']+', 31536000\)/.test(row.info ?? ''),
+        ).length;
+      const first = waiter.createLock(name).acquire();
+      await eventually(async () => (await blockedWaits()) === 1, ms(5000), 'the first wait');
+      const second = waiter.createLock(name).acquire(); // lines up behind the first, in-process
+      await holder.release();
+      const handles = [await first];
+      await handles[0]!.release();
+      handles.push(await second);
+      await handles[1]!.release();
+      expect(handles[1]!.fencingToken).toBeGreaterThan(handles[0]!.fencingToken);
+      // Only the first acquire tried (`GET_LOCK(…, 0)`) before waiting; both waited on the server.
+      const attempts = statements.filter((sql) => /GET_LOCK\(\?, 0\)/.test(sql));
+      const waits = statements.filter((sql) => /GET_LOCK\(\?, \?\)/.test(sql));
+      expect([attempts.length, waits.length]).toEqual([1, 2]);
+      await waiter.close();
+    } finally {
+      await new Promise((resolve) => pool.end(resolve));
+    }
+  });
+
+  it("release() reports the server's answer: false when the session no longer held the key", async () => {
+    const name = uniqueName('release-answer');
+    const handle = await provider().createLock(name).acquire();
+    const { grant } = grantBehind<MySqlGrant>(handle);
+    // Behind the provider's back, as a proxy that swapped the session would.
+    await grant.connection.query('DO RELEASE_LOCK(?)', [grant.key]);
+    expect(await handle.release()).toBe(false);
+    const again = await provider().createLock(name).acquire();
+    expect(await again.release()).toBe(true);
   });
 
   it('abort ends the server-side wait with KILL QUERY and leaves nothing held', async () => {
