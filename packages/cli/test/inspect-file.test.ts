@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -35,6 +35,23 @@ describe('lockkit inspect (file backend)', () => {
     const free = await lockkit('inspect', url, 'report');
     expect(free.stdout).toContain(`lock "report" on ${url} (file backend): free`);
     expect(free.stdout).toContain('last fencing token: 1');
+  });
+
+  it("judges a mutex holder's heartbeat by its lock directory (proper-lockfile's mtime)", async () => {
+    const holder = new LockkitProcess(['run', `${url}?leaseMs=2000`, 'beat', ...childCommand()]);
+    await holder.ready();
+    const keyDirectory = readdirSync(directory).find((entry) => entry.startsWith('mutex.beat.'));
+    const lockDir = join(directory, keyDirectory!, 'lock');
+    const [marker] = readdirSync(lockDir);
+    const longAgo = (Date.now() - 60_000) / 1000;
+    // The marker's own mtime says nothing for a lock directory holder.
+    utimesSync(join(lockDir, marker!), longAgo, longAgo);
+    const fresh = JSON.parse(
+      (await lockkit('inspect', `${url}?leaseMs=2000`, 'beat', '--json')).stdout,
+    );
+    expect(fresh.holders[0].details.stale).toBe(false);
+    holder.finish();
+    await holder.exited;
   });
 
   it('lists readers and semaphore permits', async () => {

@@ -15,8 +15,10 @@ interface FileBackendModule {
 const thisHostTag = base32(createHash('sha256').update(hostname()).digest()).slice(0, 6);
 
 /**
- * Reads the lock directory as `@lockkit/file` lays it out (see its README): the markers in a
- * lock's key directory name the holder's pid and host; their mtime is the last heartbeat.
+ * Reads the lock directory as `@lockkit/file` lays it out (see its README): the markers name
+ * the holder's pid and host. The last heartbeat is the mtime of the lock directory (`lock`,
+ * `gate`: proper-lockfile refreshes it) for a mutex holder or writer, and of the marker itself
+ * for a reader or permit.
  */
 export async function inspectFile(
   options: Readonly<Record<string, unknown>>,
@@ -30,13 +32,14 @@ export async function inspectFile(
   const leaseMs = typeof options['leaseMs'] === 'number' ? options['leaseMs'] : 30_000;
   const keyDirectory = join(directory, keyDirName(namespace, target.kind, name));
   const now = Date.now();
-  const markerAt = (path: string, role: string): Holder | undefined =>
-    describeMarker(path, role, now, leaseMs);
+  const markerAt = (path: string, role: string, heartbeat = path): Holder | undefined =>
+    describeMarker(path, heartbeat, role, now, leaseMs);
   const holders: Holder[] = [];
   const notes: string[] = [];
   if (target.kind === 'mutex') {
     for (const marker of list(join(keyDirectory, 'lock'))) {
-      const holder = markerAt(join(keyDirectory, 'lock', marker), 'holder');
+      const lockDir = join(keyDirectory, 'lock');
+      const holder = markerAt(join(lockDir, marker), 'holder', lockDir);
       if (holder) holders.push(holder);
     }
   } else {
@@ -49,7 +52,8 @@ export async function inspectFile(
     }
     if (target.kind !== 'semaphore') {
       for (const marker of list(join(keyDirectory, 'gate'))) {
-        const writer = markerAt(join(keyDirectory, 'gate', marker), 'writer');
+        const gate = join(keyDirectory, 'gate');
+        const writer = markerAt(join(gate, marker), 'writer', gate);
         if (!writer) continue;
         if (holders.length > 0) {
           notes.push('the writer holds the gate and gets the lock when the readers are done');
@@ -77,13 +81,15 @@ export async function inspectFile(
 
 function describeMarker(
   path: string,
+  heartbeat: string,
   role: string,
   now: number,
   leaseMs: number,
 ): Holder | undefined {
   let modified: number;
   try {
-    modified = statSync(path).mtimeMs;
+    statSync(path); // still there?
+    modified = statSync(heartbeat).mtimeMs;
   } catch {
     return undefined; // released between the listing and the stat
   }
