@@ -1,9 +1,10 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { grantBehind, type LockHandle, LockLostError } from '@lockkit/core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createFileLockProvider, type FileGrant } from '../src/index.js';
 import {
+  failOnBackgroundCrash,
   providerFactory,
   ms as scaled,
   startChild,
@@ -29,19 +30,7 @@ function lostAfter(handle: LockHandle, since: number): Promise<{ reason: unknown
 }
 
 // Background work must report through the signal, never as a crash.
-const crashes: unknown[] = [];
-const onCrash = (error: unknown): void => {
-  crashes.push(error);
-};
-beforeAll(() => {
-  process.on('unhandledRejection', onCrash);
-  process.on('uncaughtException', onCrash);
-});
-afterAll(() => {
-  process.off('unhandledRejection', onCrash);
-  process.off('uncaughtException', onCrash);
-  expect(crashes).toEqual([]);
-});
+failOnBackgroundCrash();
 
 describe('lost signal', () => {
   it('fires when the lock directory is removed, within lostDetectionMs', async () => {

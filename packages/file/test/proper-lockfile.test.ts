@@ -5,9 +5,10 @@
 import { readdirSync, statSync, utimesSync } from 'node:fs';
 import { grantBehind, type LockHandle, LockLostError } from '@lockkit/core';
 import lockfile from 'proper-lockfile';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { FileGrant } from '../src/index.js';
 import {
+  failOnBackgroundCrash,
   providerFactory,
   ms as scaled,
   TEST_LEASE_MS,
@@ -23,19 +24,8 @@ const updateMs = Math.max(1000, Math.floor(TEST_LEASE_MS / 3));
 const lockDirOf = (handle: LockHandle): string => grantBehind<FileGrant>(handle).grant.lockDir!;
 const mtimeOf = (path: string): number => statSync(path).mtimeMs;
 
-const crashes: unknown[] = [];
-const onCrash = (error: unknown): void => {
-  crashes.push(error);
-};
-beforeAll(() => {
-  process.on('unhandledRejection', onCrash);
-  process.on('uncaughtException', onCrash);
-});
-afterAll(() => {
-  process.off('unhandledRejection', onCrash);
-  process.off('uncaughtException', onCrash);
-  expect(crashes).toEqual([]);
-});
+// Background work must report through the signal, never as a crash.
+failOnBackgroundCrash();
 
 describe('lock directories are proper-lockfile locks', () => {
   it("proper-lockfile's check() sees a held lock, and release frees it", async () => {

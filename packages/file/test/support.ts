@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { channelNames } from '@lockkit/core';
-import { afterAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import {
   createFileLockProvider,
   type FileLockProvider,
@@ -124,4 +124,24 @@ export async function startChild(
   if (ready['event'] !== 'ready')
     throw new Error(`child ${script} failed: ${JSON.stringify(ready)}`);
   return handle;
+}
+
+/**
+ * Background work must report through the signal, never as a crash: fails the file if an
+ * unhandled rejection or uncaught exception happened during its tests.
+ */
+export function failOnBackgroundCrash(): void {
+  const crashes: unknown[] = [];
+  const onCrash = (error: unknown): void => {
+    crashes.push(error);
+  };
+  beforeAll(() => {
+    process.on('unhandledRejection', onCrash);
+    process.on('uncaughtException', onCrash);
+  });
+  afterAll(() => {
+    process.off('unhandledRejection', onCrash);
+    process.off('uncaughtException', onCrash);
+    expect(crashes).toEqual([]);
+  });
 }
