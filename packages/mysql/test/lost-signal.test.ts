@@ -14,6 +14,7 @@ import {
   statementsOf,
   uniqueName,
 } from './support.js';
+import { startSwappingProxy } from './swapping-proxy.js';
 
 describe('lost signal', () => {
   it('KILL <id> of a multiplexed session aborts every handle on it and frees the locks', async () => {
@@ -83,6 +84,31 @@ describe('lost signal', () => {
     const again = await locks.createLock(name).acquire({ timeout: ms(5000) });
     expect(before).not.toContain(locks.connectionIdOf(again));
     await again.release();
+  });
+
+  it('a pooler that moves the session to another one (changed CONNECTION_ID()) fires the signal', async () => {
+    const target = new URL(mysqlUrl());
+    const proxy = await startSwappingProxy(target.hostname, Number(target.port));
+    try {
+      const via = new URL(target.href);
+      via.hostname = '127.0.0.1';
+      via.port = String(proxy.port);
+      const locks = provider({
+        connection: via.href,
+        keepaliveIntervalMs: 100,
+        keepaliveTimeoutMs: 1000,
+      });
+      const name = uniqueName('pooler');
+      const handle = await locks.createLock(name).acquire();
+      const before = locks.connectionIdOf(handle);
+      await proxy.swap();
+      const reason = await abortedWithin(handle.signal, ms(3000));
+      expect(LockLostError.isInstance(reason)).toBe(true);
+      expect(String((reason as Error).message)).toContain(`CONNECTION_ID ${before} →`);
+      expect(await handle.release()).toBe(false);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('a long server-side wait is not mistaken for a dead session by the keepalive', async () => {
