@@ -180,8 +180,45 @@ export function sendCreateWithZxid(
 
 /** Loads `node-zookeeper-client` (CommonJS) on first use. */
 export function zookeeperModule(): ZooKeeperModule {
-  loaded ??= createRequire(import.meta.url)('node-zookeeper-client') as ZooKeeperModule;
+  if (!loaded) {
+    const require = createRequire(import.meta.url);
+    tolerateUnknownErrorCodes(require('node-zookeeper-client/lib/Exception.js'));
+    loaded = require('node-zookeeper-client') as ZooKeeperModule;
+  }
   return loaded;
+}
+
+interface ExceptionModule {
+  create(code: number, path?: string): Error;
+}
+
+const tolerant = Symbol.for('lockkit.zookeeper.tolerantErrorCodes');
+
+/**
+ * node-zookeeper-client 1.1.x knows only ZooKeeper 3.4's error codes: a reply carrying a newer
+ * one (3.5+ servers send e.g. -12, -13, -14, -120 …) makes its `Exception.create` throw inside
+ * the socket's data handler — an uncaught exception that would crash the process (seen in
+ * CI during a session expiry: "Unknown code: -12"). Unknown codes become an exception like
+ * the library's own, named UNKNOWN_ERROR, that keeps the server's code; the request fails
+ * with it like with any other error.
+ */
+export function tolerateUnknownErrorCodes(exceptions: ExceptionModule): void {
+  const marked = exceptions as ExceptionModule & { [tolerant]?: true };
+  if (marked[tolerant]) return;
+  marked[tolerant] = true;
+  const create = exceptions.create;
+  exceptions.create = (code, path) => {
+    try {
+      return create(code, path);
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('Unknown code')) throw error;
+      const unknown = create(-1, path) as Error & { code: number }; // SYSTEM_ERROR's shape
+      unknown.code = code;
+      unknown.name = 'UNKNOWN_ERROR';
+      unknown.message = `Exception: UNKNOWN_ERROR[${code}]${path ? `@${path}` : ''}`;
+      return unknown;
+    }
+  };
 }
 
 /** The ZooKeeper error code of `error`, if it is a client-library exception. */

@@ -1,4 +1,4 @@
-import { BackendUnavailableError, readableKey } from '@lockkit/core';
+import { BackendUnavailableError, LockError, readableKey } from '@lockkit/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ZooKeeperLockProvider } from '../src/index.js';
 import { zookeeperModule } from '../src/zookeeper-client.js';
@@ -146,6 +146,41 @@ describe('ZooKeeper nodes', () => {
       await again?.release();
     } finally {
       await raw.close();
+      await proxy.close();
+    }
+  });
+
+  it('a reply with an error code the client library does not know fails the request, not the process', async () => {
+    const proxy = await ReplyProxy.start(url);
+    const crashes: unknown[] = [];
+    const onCrash = (error: unknown): void => {
+      crashes.push(error);
+    };
+    process.on('uncaughtException', onCrash);
+    try {
+      const locks = provider({ connectionString: proxy.url, sessionTimeoutMs: 4000 });
+      const warm = await locks.createLock('warm-up').acquire(); // connected
+      await warm.release();
+      // ZooKeeper 3.5+ codes such as -12 are unknown to node-zookeeper-client 1.1.x, whose
+      // reply parser would throw from the socket's data handler.
+      proxy.failNextReply(-12);
+      const outcome = await locks
+        .createLock(unique('unknown-code'))
+        .acquire({ timeout: 5000 })
+        .then(
+          async (handle) => {
+            await handle.release();
+            return 'granted';
+          },
+          (error: unknown) => error,
+        );
+      if (outcome !== 'granted') expect(LockError.isInstance(outcome)).toBe(true);
+      expect(crashes).toEqual([]);
+      // The provider still works.
+      const after = await locks.createLock(unique('after')).acquire({ timeout: 5000 });
+      await after.release();
+    } finally {
+      process.off('uncaughtException', onCrash);
       await proxy.close();
     }
   });

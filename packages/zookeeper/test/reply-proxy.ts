@@ -12,6 +12,10 @@ export class ReplyProxy {
   readonly #pairs = new Set<{ client: Socket; upstream: Socket }>();
   readonly #held: { client: Socket; chunk: Buffer }[] = [];
   #holding = false;
+  /** An error code to put into the next request's reply, while armed. */
+  #rewriteCode: number | undefined;
+  /** Bytes of an incomplete reply frame, per client, while a rewrite is armed. */
+  readonly #partial = new Map<Socket, Buffer>();
 
   private constructor(server: Server, target: { host: string; port: number }) {
     this.#server = server;
@@ -45,6 +49,15 @@ export class ReplyProxy {
       if (!client.destroyed) client.write(chunk);
   }
 
+  /**
+   * The next reply to a request (xid > 0; not a ping or a watch event) carries error `code`
+   * instead of its own — e.g. a code newer than the client library knows. Arm it while the
+   * connection is idle (frames are parsed from the next chunk on).
+   */
+  failNextReply(code: number): void {
+    this.#rewriteCode = code;
+  }
+
   /** Drops the held replies and cuts every connection (the client sees CONNECTION_LOSS). */
   dropHeldAndDisconnect(): void {
     this.#holding = false;
@@ -61,12 +74,32 @@ export class ReplyProxy {
     await once(this.#server, 'close');
   }
 
+  /** Complete frames of `data` (with a rewritten reply header, once); keeps the rest. */
+  #rewrite(client: Socket, data: Buffer): Buffer {
+    let buffer = Buffer.concat([this.#partial.get(client) ?? Buffer.alloc(0), data]);
+    let end = 0;
+    while (buffer.length - end >= 4 && buffer.length - end >= 4 + buffer.readInt32BE(end)) {
+      const length = buffer.readInt32BE(end);
+      // Reply header: xid (int32), zxid (int64), err (int32).
+      if (this.#rewriteCode !== undefined && length >= 16 && buffer.readInt32BE(end + 4) > 0) {
+        buffer = Buffer.from(buffer);
+        buffer.writeInt32BE(this.#rewriteCode, end + 16);
+        this.#rewriteCode = undefined;
+      }
+      end += 4 + length;
+    }
+    this.#partial.set(client, buffer.subarray(end));
+    return buffer.subarray(0, end);
+  }
+
   #pipe(client: Socket): void {
     const upstream = createConnection(this.#target);
     const pair = { client, upstream };
     this.#pairs.add(pair);
     client.on('data', (chunk: Buffer) => upstream.write(chunk));
-    upstream.on('data', (chunk: Buffer) => {
+    upstream.on('data', (data: Buffer) => {
+      const chunk = this.#rewriteCode === undefined ? data : this.#rewrite(client, data);
+      if (chunk.length === 0) return;
       if (this.#holding) this.#held.push({ client, chunk });
       else client.write(chunk);
     });
