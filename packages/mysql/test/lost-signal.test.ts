@@ -1,6 +1,11 @@
 import { spawnHolder } from '@lockkit/conformance';
 import { LockLostError } from '@lockkit/core';
-import { type ServerHandle, startMariaDb } from '@lockkit/testkit';
+import {
+  mariaDbLogin,
+  type ServerHandle,
+  startMariaDb,
+  startSessionSwappingProxy,
+} from '@lockkit/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mutexKey } from '../src/index.js';
 import {
@@ -14,7 +19,6 @@ import {
   statementsOf,
   uniqueName,
 } from './support.js';
-import { startSwappingProxy } from './swapping-proxy.js';
 
 describe('lost signal', () => {
   it('KILL <id> of a multiplexed session aborts every handle on it and frees the locks', async () => {
@@ -88,7 +92,11 @@ describe('lost signal', () => {
 
   it('a pooler that moves the session to another one (changed CONNECTION_ID()) fires the signal', async () => {
     const target = new URL(mysqlUrl());
-    const proxy = await startSwappingProxy(target.hostname, Number(target.port));
+    const proxy = await startSessionSwappingProxy(
+      target.hostname,
+      Number(target.port),
+      mariaDbLogin,
+    );
     try {
       const via = new URL(target.href);
       via.hostname = '127.0.0.1';

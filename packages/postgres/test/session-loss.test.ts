@@ -1,9 +1,13 @@
 import { BackendUnavailableError, LockLostError } from '@lockkit/core';
-import { type ServerHandle, startPostgres } from '@lockkit/testkit';
+import {
+  postgresLogin,
+  type ServerHandle,
+  startPostgres,
+  startSessionSwappingProxy,
+} from '@lockkit/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresSettings } from './global-setup.js';
 import { abortedWithin, Harness, timeScale, uniqueName, waitFor } from './support.js';
-import { startSwappingProxy } from './swapping-proxy.js';
 
 // Faults on the server itself: this file runs its own PostgreSQL.
 let server: ServerHandle;
@@ -144,7 +148,7 @@ describe('lost-lock signal', () => {
 
   it('a pooler that moves the session to another backend (changed pg_backend_pid) fires the signal', async () => {
     const { hostname, port } = new URL(server.url);
-    const proxy = await startSwappingProxy(hostname, Number(port));
+    const proxy = await startSessionSwappingProxy(hostname, Number(port), postgresLogin);
     try {
       const provider = harness.provider({
         connection: `postgres://postgres@127.0.0.1:${proxy.port}/postgres`,

@@ -14,5 +14,12 @@ export { type PostgresServerOptions, startPostgres } from './postgres-server.js'
 export { ServerStartError } from './readiness.js';
 export { type RedisServerOptions, startRedisServer, startRedisServers } from './redis-server.js';
 export type { ServerHandle, ServerInfo, ServerKind } from './server-handle.js';
+export {
+  mariaDbLogin,
+  postgresLogin,
+  type SessionLogin,
+  type SessionSwappingProxy,
+  startSessionSwappingProxy,
+} from './session-swapping-proxy.js';
 export type { ServerStartOptions } from './start-options.js';
 export { startZooKeeper, type ZooKeeperServerOptions } from './zookeeper-server.js';
