@@ -1,7 +1,7 @@
 import type { Grant, LockBackend, LockRequest, ReleaseWatch, WaitContext } from './backend.js';
 import { publish } from './diagnostics.js';
 import { LockTimeoutError } from './errors/lock-timeout-error.js';
-import { delay, jitter, now } from './timing.js';
+import { DeadlineTimer, delay, jitter, now } from './timing.js';
 import type { LockHandle } from './types.js';
 import type { ValidAcquireOptions } from './validation.js';
 
@@ -12,8 +12,11 @@ export interface AcquireHost<G extends Grant> {
   assertOpen(): void;
   /** Registers a wait so close() can abort it; returns the unregister function. */
   trackWait(controller: AbortController, request: LockRequest): () => void;
-  /** Turns a grant into a tracked handle (releases it and throws if the provider closed). */
-  adopt(request: LockRequest, grant: G): Promise<LockHandle>;
+  /**
+   * Turns a grant into a tracked handle; if the provider closed, releases the grant and
+   * rejects (a promise only then: the common case allocates none).
+   */
+  adopt(request: LockRequest, grant: G): LockHandle | Promise<never>;
   /** Keeps `work` (a backend call) on the books until it settles, so close() can await it. */
   track<T>(work: Promise<T>): Promise<T>;
   /** Releases a grant nobody will receive (it arrived after the caller gave up). */
@@ -21,6 +24,9 @@ export interface AcquireHost<G extends Grant> {
 }
 
 const timedOut: unique symbol = Symbol('lockkit.timed-out');
+
+/** The acquires' deadlines: one timer for all of them, not one armed and cleared per acquire. */
+const deadlines = new DeadlineTimer();
 
 /**
  * THE wait/timeout/abort policy, shared by every backend. One attempt; if that fails and the
@@ -54,16 +60,32 @@ export async function acquireWithPolicy<G extends Grant>(
       : timeoutMs === Number.POSITIVE_INFINITY
         ? timeoutMs
         : started + timeoutMs;
-  // Its AbortSignal is only built if someone reads it (a backend, or the wait between
-  // attempts): building one costs more than the rest of an uncontended acquire here.
-  const controller = new WaitController();
-  const onCallerAbort = (): void => controller.abort(callerSignal?.reason);
-  callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
-  const timer = Number.isFinite(deadline)
-    ? setTimeout(() => controller.abort(timedOut), timeoutMs)
-    : undefined;
-  const untrack = host.trackWait(controller, request);
   const event = { backend: backend.backend, name: request.name, kind: request.kind };
+  // What makes the acquire abortable (its controller, the caller's signal, the deadline, the
+  // provider's close) is armed before the first attempt only when something can cut that
+  // attempt short (a caller signal or a finite timeout); a plain acquire() arms it when its
+  // first attempt fails, or when the backend reads the signal. Arming costs more than the
+  // rest of an uncontended acquire here.
+  let controller: WaitController | undefined;
+  let disarm: (() => void) | undefined;
+  const arm = (): WaitController => {
+    if (controller) return controller;
+    const armed = new WaitController();
+    controller = armed;
+    const onCallerAbort = (): void => armed.abort(callerSignal?.reason);
+    callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
+    const expiry = Number.isFinite(deadline)
+      ? deadlines.add(deadline, () => armed.abort(timedOut))
+      : undefined;
+    const untrack = host.trackWait(armed, request);
+    disarm = () => {
+      if (expiry) deadlines.delete(expiry);
+      callerSignal?.removeEventListener('abort', onCallerAbort);
+      untrack();
+    };
+    return armed;
+  };
+  if (callerSignal || Number.isFinite(deadline)) arm();
   let watch: ReleaseWatch | undefined;
   let waiting = false;
   // Why the last finished attempt could not be decided, if its backend said (the cause of a
@@ -72,7 +94,7 @@ export async function acquireWithPolicy<G extends Grant>(
   let attemptFailure: unknown;
   const context: WaitContext = {
     get signal() {
-      return controller.signal;
+      return arm().signal;
     },
     deadline,
     waiting: () => {
@@ -87,11 +109,14 @@ export async function acquireWithPolicy<G extends Grant>(
   try {
     for (;;) {
       const attempt = host.track(backend.tryAcquire(request, context));
-      const grant = await raceAbort(attempt, controller, (late) => host.discard(request, late));
+      // An unarmed attempt cannot be cut short: nothing could abort it yet.
+      const grant = controller
+        ? await raceAbort(attempt, controller, (late) => host.discard(request, late))
+        : await attempt;
       failure = attemptFailure;
       attemptFailure = undefined;
       if (grant) {
-        if (controller.aborted) {
+        if (controller?.aborted) {
           host.discard(request, grant);
           throw controller.reason;
         }
@@ -104,17 +129,18 @@ export async function acquireWithPolicy<G extends Grant>(
         return handle;
       }
       if (now() >= deadline) throw timedOut;
+      const armed = arm();
       if (!watch && backend.watch) {
-        watch = await raceAbort(Promise.resolve(backend.watch(request)), controller, (late) =>
+        watch = await raceAbort(Promise.resolve(backend.watch(request)), armed, (late) =>
           late.close(),
         );
         continue; // subscribe-then-retry
       }
       context.waiting();
-      await waitForChange(watch, backend.pollIntervalMs, controller.signal);
+      await waitForChange(watch, backend.pollIntervalMs, armed.signal);
     }
   } catch (error) {
-    if (error === timedOut || (controller.aborted && controller.reason === timedOut)) {
+    if (error === timedOut || (controller?.aborted && controller.reason === timedOut)) {
       publish('acquireFailed', () => ({ ...event, outcome: 'timeout', waitedMs: now() - started }));
       if (throwOnTimeout) {
         throw new LockTimeoutError(request.name, timeoutMs, { cause: failure });
@@ -123,15 +149,13 @@ export async function acquireWithPolicy<G extends Grant>(
     }
     publish('acquireFailed', () => ({
       ...event,
-      outcome: controller.aborted ? 'aborted' : 'error',
+      outcome: controller?.aborted ? 'aborted' : 'error',
       error,
     }));
     throw error;
   } finally {
     watch?.close();
-    clearTimeout(timer);
-    callerSignal?.removeEventListener('abort', onCallerAbort);
-    untrack();
+    disarm?.();
   }
 }
 

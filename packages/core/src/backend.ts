@@ -149,6 +149,9 @@ export interface LockBackend<G extends Grant = Grant> {
     lose: (reason: string, cause?: unknown) => void,
   ): () => void;
 
-  /** Closes what the backend owns (never an injected client). Called once, after handles are released. */
+  /**
+   * Closes what the backend owns (never an injected client). Called once, after handles are
+   * released and after every attempt and release core started has settled.
+   */
   close(): Promise<void>;
 }

@@ -47,6 +47,9 @@ export class LockProvider<G extends Grant = Grant> implements ILockProvider {
   readonly #handles = new Set<ManagedHandle<G>>();
   readonly #waits = new Map<AbortController, LockRequest>();
   readonly #cleanups = new Set<Promise<unknown>>();
+  readonly #onHandleDone = (handle: ManagedHandle<G>): void => {
+    this.#handles.delete(handle);
+  };
   readonly #acquire: AcquireFunction;
   #closing: Promise<void> | undefined;
 
@@ -101,9 +104,9 @@ export class LockProvider<G extends Grant = Grant> implements ILockProvider {
       controller.abort(new LockAbortedError(request.name, 'the provider was closed'));
     }
     // Aborted attempts settle first (their late grants are discarded), then handles go.
-    while (this.#cleanups.size > 0) await Promise.all(this.#cleanups);
+    while (this.#cleanups.size > 0) await Promise.allSettled(this.#cleanups);
     await Promise.all([...this.#handles].map((handle) => handle.release()));
-    while (this.#cleanups.size > 0) await Promise.all(this.#cleanups);
+    while (this.#cleanups.size > 0) await Promise.allSettled(this.#cleanups);
     await this.#backend.close();
   }
 
@@ -122,21 +125,28 @@ export class LockProvider<G extends Grant = Grant> implements ILockProvider {
         this.#waits.set(controller, request);
         return () => this.#waits.delete(controller);
       },
-      adopt: async (request, grant) => {
+      adopt: (request, grant) => {
         if (this.#closing) {
-          await this.#backend.release(request, grant).catch(() => false);
-          throw new LockAbortedError(request.name, 'the provider was closed');
+          return this.#backend
+            .release(request, grant)
+            .catch(() => false)
+            .then(() => {
+              throw new LockAbortedError(request.name, 'the provider was closed');
+            });
         }
-        const handle = new ManagedHandle(this.#backend, request, grant, (done) =>
-          this.#handles.delete(done),
-        );
+        const handle = new ManagedHandle(this.#backend, request, grant, this.#onHandleDone);
         this.#handles.add(handle);
         return handle;
       },
       track: (work) => {
-        const settled = work.then(noop, noop);
-        this.#cleanups.add(settled);
-        void settled.finally(() => this.#cleanups.delete(settled));
+        // One reaction per tracked call (close() waits with allSettled, so the set may hold
+        // the calls themselves, rejected or not).
+        const cleanups = this.#cleanups;
+        cleanups.add(work);
+        work.then(
+          () => cleanups.delete(work),
+          () => cleanups.delete(work),
+        );
         return work;
       },
       discard: (request, grant) => {
@@ -161,5 +171,3 @@ export class LockProvider<G extends Grant = Grant> implements ILockProvider {
     };
   }
 }
-
-function noop(): void {}

@@ -28,8 +28,9 @@ export class DistributedLock implements IDistributedLock {
     this.name = name;
   }
 
-  async acquire(options?: AcquireOptions): Promise<LockHandle> {
-    return (await this.#acquire('mutex', this.name, 1, options, 'acquire')) as LockHandle;
+  acquire(options?: AcquireOptions): Promise<LockHandle> {
+    // 'acquire' mode never resolves null
+    return this.#acquire('mutex', this.name, 1, options, 'acquire') as Promise<LockHandle>;
   }
 
   tryAcquire(options?: AcquireOptions): Promise<LockHandle | null> {
@@ -51,8 +52,8 @@ export class ReadWriteLock implements IReadWriteLock {
     this.name = name;
   }
 
-  async acquireRead(options?: AcquireOptions): Promise<LockHandle> {
-    return (await this.#read(options, 'acquire')) as LockHandle;
+  acquireRead(options?: AcquireOptions): Promise<LockHandle> {
+    return this.#read(options, 'acquire') as Promise<LockHandle>;
   }
 
   tryAcquireRead(options?: AcquireOptions): Promise<LockHandle | null> {
@@ -63,8 +64,8 @@ export class ReadWriteLock implements IReadWriteLock {
     return runHeld(this.#read(options, 'acquire'), fn);
   }
 
-  async acquireWrite(options?: AcquireOptions): Promise<LockHandle> {
-    return (await this.#write(options, 'acquire')) as LockHandle;
+  acquireWrite(options?: AcquireOptions): Promise<LockHandle> {
+    return this.#write(options, 'acquire') as Promise<LockHandle>;
   }
 
   tryAcquireWrite(options?: AcquireOptions): Promise<LockHandle | null> {
@@ -96,8 +97,8 @@ export class Semaphore implements ISemaphore {
     this.maxCount = maxCount;
   }
 
-  async acquire(options?: AcquireOptions): Promise<LockHandle> {
-    return (await this.#permit(options, 'acquire')) as LockHandle;
+  acquire(options?: AcquireOptions): Promise<LockHandle> {
+    return this.#permit(options, 'acquire') as Promise<LockHandle>;
   }
 
   tryAcquire(options?: AcquireOptions): Promise<LockHandle | null> {

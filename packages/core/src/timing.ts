@@ -28,6 +28,61 @@ export function delay(ms: number, signal?: AbortSignal, keepAlive = false): Prom
   });
 }
 
+/** A deadline registered with {@link DeadlineTimer}. */
+export interface Deadline {
+  readonly at: number;
+  readonly fire: () => void;
+}
+
+/**
+ * Many deadlines on one timer: it is armed for the earliest, and each deadline that passes is
+ * fired once. Adding a later deadline than the armed one, or deleting one, touches no timer, so
+ * a stream of short operations with deadlines (acquires with a timeout) costs a Set entry each
+ * instead of a timer armed and cleared each. The timer keeps the process alive only while
+ * deadlines are pending.
+ */
+export class DeadlineTimer {
+  readonly #pending = new Set<Deadline>();
+  #timer: NodeJS.Timeout | undefined;
+  #armedAt = Number.POSITIVE_INFINITY;
+
+  /** Calls `fire` once `at` (performance.now() ms) has passed, unless deleted first. */
+  add(at: number, fire: () => void): Deadline {
+    const deadline = { at, fire };
+    this.#pending.add(deadline);
+    if (this.#pending.size === 1) this.#timer?.ref();
+    if (at < this.#armedAt) this.#arm(at);
+    return deadline;
+  }
+
+  delete(deadline: Deadline): void {
+    if (this.#pending.delete(deadline) && this.#pending.size === 0) this.#timer?.unref();
+  }
+
+  #arm(at: number): void {
+    clearTimeout(this.#timer);
+    this.#armedAt = at;
+    this.#timer = setTimeout(() => this.#sweep(), Math.max(0, Math.ceil(at - now())));
+    if (this.#pending.size === 0) this.#timer.unref();
+  }
+
+  #sweep(): void {
+    this.#timer = undefined;
+    this.#armedAt = Number.POSITIVE_INFINITY;
+    const at = now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const deadline of this.#pending) {
+      if (deadline.at <= at) {
+        this.#pending.delete(deadline);
+        deadline.fire();
+      } else if (deadline.at < next) {
+        next = deadline.at;
+      }
+    }
+    if (next < Number.POSITIVE_INFINITY) this.#arm(next);
+  }
+}
+
 /** `ms` ± `fraction`, so pollers that started together drift apart. */
 export function jitter(ms: number, fraction = 0.2): number {
   return ms * (1 - fraction + Math.random() * 2 * fraction);

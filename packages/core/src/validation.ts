@@ -54,11 +54,23 @@ export interface ValidAcquireOptions {
 }
 
 /** Validates acquire options; rejects unknown keys (a typo like `timeoutMs` would otherwise wait forever). */
+const tryDefaults: ValidAcquireOptions = Object.freeze({ timeoutMs: 0, signal: undefined });
+const waitDefaults: ValidAcquireOptions = Object.freeze({
+  timeoutMs: Number.POSITIVE_INFINITY,
+  signal: undefined,
+});
+
 export function validateAcquireOptions(
   options: AcquireOptions | undefined,
   defaultTimeoutMs: number,
 ): ValidAcquireOptions {
-  if (options === undefined) return { timeoutMs: defaultTimeoutMs, signal: undefined };
+  if (options === undefined) {
+    return defaultTimeoutMs === 0
+      ? tryDefaults
+      : defaultTimeoutMs === Infinity
+        ? waitDefaults
+        : { timeoutMs: defaultTimeoutMs, signal: undefined };
+  }
   if (typeof options !== 'object' || options === null) {
     throw new InvalidArgumentError(`Acquire options must be an object, got ${describe(options)}`);
   }

@@ -17,6 +17,7 @@ import {
   type WaitContext,
   Wakeup,
 } from '../src/index.js';
+import { DeadlineTimer } from '../src/timing.js';
 
 interface ScriptedGrant extends Grant {
   readonly id: number;
@@ -256,5 +257,66 @@ describe('stalls', () => {
     const reason = (await lostWithin(handle.signal, backend.leaseMs)) as LockLostError;
     expect(LockLostError.isInstance(reason)).toBe(true);
     expect(backend.extendCalls).toBe(0); // it did not pretend to extend a lapsed lease
+  });
+});
+
+describe('arming an acquire', () => {
+  it('a plain acquire() whose first attempt is in flight at close() rejects, and its grant is released', async () => {
+    const { backend, provider, lock } = setup((b) => {
+      b.grantDelayMs = 50;
+    });
+    const acquiring = lock.acquire();
+    const outcome = acquiring.then(
+      () => 'granted',
+      (error: unknown) => error,
+    );
+    await provider.close();
+    const error = await outcome;
+    expect((error as Error).name).toBe('LockAbortedError');
+    expect(backend.attempts).toBe(1);
+    expect(backend.releases).toHaveLength(1); // the grant nobody received
+    expect(backend.free).toBe(true);
+  });
+
+  it('a plain acquire() arms on its first failed attempt: close() then ends the wait', async () => {
+    const { backend, provider, lock } = setup((b) => {
+      b.free = false;
+    });
+    const watch = backend.watch.bind(backend);
+    const watched = new Promise<void>((resolve) => {
+      backend.watch = () => {
+        resolve();
+        return watch();
+      };
+    });
+    const outcome = lock.acquire().then(
+      () => 'granted',
+      (error: unknown) => error,
+    );
+    await watched; // the first attempt failed: the acquire is armed and subscribes
+    await provider.close();
+    expect(((await outcome) as Error).name).toBe('LockAbortedError');
+    expect(backend.watchers.size).toBe(0); // the watch was closed
+  });
+});
+
+describe('DeadlineTimer', () => {
+  it('fires each deadline once, earliest first, and never a deleted one', async () => {
+    const timer = new DeadlineTimer();
+    const fired: string[] = [];
+    const start = now();
+    const last = new Promise<void>((resolve) => {
+      timer.add(start + 30, () => {
+        fired.push('30');
+        resolve();
+      });
+    });
+    timer.add(start + 10, () => fired.push('10'));
+    const deleted = timer.add(start + 20, () => fired.push('20'));
+    timer.add(start + 5, () => fired.push('5'));
+    timer.delete(deleted);
+    await last;
+    expect(fired).toEqual(['5', '10', '30']);
+    expect(now() - start).toBeGreaterThanOrEqual(29);
   });
 });
