@@ -13,7 +13,8 @@ import { loadavg } from 'node:os';
 import { type ServerHandle, startMariaDb } from '@lockkit/testkit';
 import mysql from 'mysql2';
 import mysqlPromise from 'mysql2/promise';
-import { createMySqlLockProvider, type MySqlLockProvider } from '../src/index.js';
+// The built package (what users run), not the TypeScript sources through tsx's transform.
+import { createMySqlLockProvider, type MySqlLockProvider } from '../dist/index.js';
 
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 15);
 /** Uncontended blocks are short (~60 ms): more rounds of them. */

@@ -1,18 +1,25 @@
 import type { LockConnection, SqlValue } from './lock-connection.js';
 import { ER_NO_SUCH_TABLE, ER_UNKNOWN_SEQUENCES, errnoOf } from './mysql-errors.js';
 
+/** How a statement goes to the server: prepared (`'try'`) or as text (`'wait'`). */
+export type StatementMode = 'try' | 'wait';
+
 /** Where fencing tokens come from. */
 export interface FencingCounter {
   /**
    * One statement that evaluates `condition` (SQL, typically a `GET_LOCK`) once and, only if
    * it is 1, draws a token: the grant and its token arrive together. Resolves the token, or
-   * undefined when the condition was not 1.
+   * undefined when the condition was not 1. `'try'` (a condition that never blocks) sends it
+   * as a prepared statement, the cheapest round trip; `'wait'` (a blocking condition) sends
+   * its text, so that PROCESSLIST shows which key the session waits for (the wake-up of a
+   * head waiter and `lockkit inspect` read it there).
    */
   acquireAndCount(
     connection: LockConnection,
     base: string,
     condition: string,
     values: readonly SqlValue[],
+    mode: StatementMode,
   ): Promise<bigint | undefined>;
   /** Draws a token for `base` (after a grant made by another statement). */
   next(connection: LockConnection, base: string): Promise<bigint>;
@@ -44,9 +51,14 @@ class OnDemand {
     this.#ddl = ddl;
   }
 
-  async run<T>(connection: LockConnection, statement: () => Promise<T>): Promise<T> {
+  /** Runs `statement` (its first try the caller's `first`, already sent). */
+  async run<T>(
+    connection: LockConnection,
+    first: Promise<T>,
+    statement: () => Promise<T>,
+  ): Promise<T> {
     try {
-      return await statement();
+      return await first;
     } catch (error) {
       if (errnoOf(error) !== this.#missing) throw error;
     }
@@ -70,6 +82,9 @@ class OnDemand {
 export class FencingTable implements FencingCounter {
   readonly #table: string;
   readonly #onDemand: OnDemand;
+  /** The acquire statement per condition (the algorithms use a few fixed ones). */
+  readonly #acquireSql = new Map<string, string>();
+  readonly #nextSql: string;
 
   constructor(table: string) {
     this.#table = quoted(table);
@@ -78,6 +93,9 @@ export class FencingTable implements FencingCounter {
       `CREATE TABLE IF NOT EXISTS ${this.#table} (` +
         'k VARBINARY(64) NOT NULL PRIMARY KEY, t BIGINT UNSIGNED NOT NULL) ENGINE=InnoDB',
     );
+    this.#nextSql =
+      `INSERT INTO ${this.#table} (k, t) VALUES (?, LAST_INSERT_ID(1)) ` +
+      'ON DUPLICATE KEY UPDATE t = LAST_INSERT_ID(t + 1)';
   }
 
   async acquireAndCount(
@@ -85,23 +103,28 @@ export class FencingTable implements FencingCounter {
     base: string,
     condition: string,
     values: readonly SqlValue[],
+    mode: StatementMode,
   ): Promise<bigint | undefined> {
-    const sql =
-      `INSERT INTO ${this.#table} (k, t) SELECT ?, LAST_INSERT_ID(1) FROM DUAL WHERE (${condition}) = 1 ` +
-      'ON DUPLICATE KEY UPDATE t = LAST_INSERT_ID(t + 1)';
-    const result = await this.#onDemand.run(connection, () =>
-      connection.query<InsertResult>(sql, [base, ...values]),
-    );
+    let sql = this.#acquireSql.get(condition);
+    if (sql === undefined) {
+      sql =
+        `INSERT INTO ${this.#table} (k, t) SELECT ?, LAST_INSERT_ID(1) FROM DUAL WHERE (${condition}) = 1 ` +
+        'ON DUPLICATE KEY UPDATE t = LAST_INSERT_ID(t + 1)';
+      this.#acquireSql.set(condition, sql);
+    }
+    const statement = sql;
+    const bound = [base, ...values];
+    const send = () =>
+      mode === 'try'
+        ? connection.execute<InsertResult>(statement, bound)
+        : connection.query<InsertResult>(statement, bound);
+    const result = await this.#onDemand.run(connection, send(), send);
     return result.affectedRows > 0 ? tokenOf(result.insertId) : undefined;
   }
 
   async next(connection: LockConnection, base: string): Promise<bigint> {
-    const sql =
-      `INSERT INTO ${this.#table} (k, t) VALUES (?, LAST_INSERT_ID(1)) ` +
-      'ON DUPLICATE KEY UPDATE t = LAST_INSERT_ID(t + 1)';
-    const result = await this.#onDemand.run(connection, () =>
-      connection.query<InsertResult>(sql, [base]),
-    );
+    const send = () => connection.query<InsertResult>(this.#nextSql, [base]);
+    const result = await this.#onDemand.run(connection, send(), send);
     return tokenOf(result.insertId);
   }
 }
@@ -128,21 +151,21 @@ export class FencingSequence implements FencingCounter {
     _base: string,
     condition: string,
     values: readonly SqlValue[],
+    mode: StatementMode,
   ): Promise<bigint | undefined> {
-    const rows = await this.#onDemand.run(connection, () =>
-      connection.query<{ token: number | string | null }[]>(
-        `SELECT IF((${condition}) = 1, NEXTVAL(${this.#sequence}), NULL) AS token`,
-        values,
-      ),
-    );
+    const sql = `SELECT IF((${condition}) = 1, NEXTVAL(${this.#sequence}), NULL) AS token`;
+    type Rows = { token: number | string | null }[];
+    const send = () =>
+      mode === 'try' ? connection.execute<Rows>(sql, values) : connection.query<Rows>(sql, values);
+    const rows = await this.#onDemand.run(connection, send(), send);
     const token = rows[0]?.token;
     return token == null ? undefined : tokenOf(token);
   }
 
   async next(connection: LockConnection): Promise<bigint> {
-    const rows = await this.#onDemand.run(connection, () =>
-      connection.query<{ token: number | string }[]>(`SELECT NEXTVAL(${this.#sequence}) AS token`),
-    );
+    const send = () =>
+      connection.query<{ token: number | string }[]>(`SELECT NEXTVAL(${this.#sequence}) AS token`);
+    const rows = await this.#onDemand.run(connection, send(), send);
     return tokenOf(rows[0]?.token ?? 0);
   }
 }

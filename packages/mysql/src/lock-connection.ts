@@ -1,6 +1,6 @@
 import { now } from '@lockkit/core';
-import type { Connection } from 'mysql2';
-import { isInterrupted } from './mysql-errors.js';
+import type { Connection, QueryError } from 'mysql2';
+import { ER_UNKNOWN_STMT_HANDLER, isInterrupted } from './mysql-errors.js';
 
 /** Where connections come from and go back to (own connections or an injected pool). */
 export interface ConnectionSource {
@@ -18,19 +18,27 @@ export interface KeepaliveSettings {
 /** A value bound to a `?` placeholder. */
 export type SqlValue = string | number;
 
-/** An attempt in flight on a session; the next attempt on the same lock waits for `ended`. */
-export interface Turn {
-  readonly ended: Promise<void>;
-  end(): void;
-}
+/**
+ * An attempt in flight on a session; the next attempt on the same lock waits for `ended`
+ * (built only if someone waits: most attempts end unobserved).
+ */
+export class Turn {
+  #ended: Promise<void> | undefined;
+  #end: (() => void) | undefined;
+  #over = false;
 
-/** A new {@link Turn}. */
-export function turn(): Turn {
-  let end: () => void = () => undefined;
-  const ended = new Promise<void>((resolve) => {
-    end = resolve;
-  });
-  return { ended, end };
+  get ended(): Promise<void> {
+    if (this.#over) return Promise.resolve();
+    this.#ended ??= new Promise<void>((resolve) => {
+      this.#end = resolve;
+    });
+    return this.#ended;
+  }
+
+  end(): void {
+    this.#over = true;
+    this.#end?.();
+  }
 }
 
 type LoseListener = (reason: string, cause?: unknown) => void;
@@ -117,6 +125,19 @@ export class LockConnection {
 
   /** Runs one statement. A fatal error marks the session lost. */
   query<T>(sql: string, values?: readonly SqlValue[]): Promise<T> {
+    return this.#send(false, sql, values);
+  }
+
+  /**
+   * Runs one statement as a server-side prepared statement (prepared once per session, then
+   * only executed: no parsing on the server, no escaping on the client). For the statements
+   * every acquire and release sends.
+   */
+  execute<T>(sql: string, values?: readonly SqlValue[]): Promise<T> {
+    return this.#send(true, sql, values);
+  }
+
+  #send<T>(prepared: boolean, sql: string, values: readonly SqlValue[] | undefined): Promise<T> {
     if (this.#lost) return Promise.reject(this.#lostError());
     if (this.#queued++ === 0) this.#headSince = now();
     // One plain promise per statement (the hot path of every acquire and release). mysql2 may
@@ -124,16 +145,25 @@ export class LockConnection {
     // session rejects it through #abandon; a late answer then changes nothing.
     return new Promise<T>((resolve, reject) => {
       this.#abandon.add(reject);
-      this.#raw.query(sql, values ? [...values] : [], (error, result) => {
+      const answered = (error: QueryError | null, result: unknown): void => {
         this.#abandon.delete(reject);
         // Statements run one at a time: the next one (if any) starts now.
         if (--this.#queued > 0) this.#headSince = now();
         if (!error) resolve(result as T);
         else {
           if (error.fatal) this.markLost('the MySQL connection failed', error);
+          else if (error.errno === ER_UNKNOWN_STMT_HANDLER) {
+            this.markLost(
+              'the session changed (its prepared statements are gone): a proxy?',
+              error,
+            );
+          }
           reject(error);
         }
-      });
+      };
+      const bound = (values ?? noValues) as SqlValue[];
+      if (prepared) this.#raw.execute(sql, bound, answered);
+      else this.#raw.query(sql, bound, answered);
     });
   }
 
@@ -257,6 +287,8 @@ export class LockConnection {
 }
 
 function ignore(): void {}
+
+const noValues: readonly SqlValue[] = [];
 
 /** Promise wrapper of the callback API. */
 function run<T>(raw: Connection, sql: string, values?: readonly SqlValue[]): Promise<T> {

@@ -3,7 +3,7 @@ import {
   type ConnectionSource,
   type KeepaliveSettings,
   LockConnection,
-  turn,
+  Turn,
 } from './lock-connection.js';
 
 /** Sizing and session settings of {@link LockConnections}. */
@@ -46,7 +46,22 @@ export class LockConnections {
    * A session for a non-blocking attempt on `base` that holds none of `conflicts`. The
    * session is marked busy with `base` until {@link done} is called.
    */
-  async forAttempt(base: string, conflicts: readonly string[]): Promise<LockConnection> {
+  forAttempt(base: string, conflicts: readonly string[]): LockConnection | Promise<LockConnection> {
+    // The common case without a promise: an open session with nothing in flight.
+    for (const connection of this.#all) {
+      if (
+        connection.pending === 0 &&
+        !connection.waiting &&
+        !connection.lost &&
+        !holdsAny(connection, conflicts)
+      ) {
+        return this.#begin(connection, base);
+      }
+    }
+    return this.#forAttemptSlow(base, conflicts);
+  }
+
+  async #forAttemptSlow(base: string, conflicts: readonly string[]): Promise<LockConnection> {
     for (;;) {
       let best: LockConnection | undefined;
       let usable = 0;
@@ -54,7 +69,7 @@ export class LockConnections {
       for (const connection of this.#all) {
         if (connection.waiting || connection.lost) continue;
         usable += 1;
-        if (conflicts.some((key) => connection.held.has(key))) continue;
+        if (holdsAny(connection, conflicts)) continue;
         const busy = connection.busyBases.get(base);
         if (busy) sameBase.push(busy.ended);
         else if (!best || connection.pending < best.pending) best = connection;
@@ -69,10 +84,14 @@ export class LockConnections {
         await Promise.race([...sameBase, ...this.#opening]).catch(() => undefined);
         continue;
       } else connection = await this.#open();
-      connection.pending += 1;
-      connection.busyBases.set(base, turn());
-      return connection;
+      return this.#begin(connection, base);
     }
+  }
+
+  #begin(connection: LockConnection, base: string): LockConnection {
+    connection.pending += 1;
+    connection.busyBases.set(base, new Turn());
+    return connection;
   }
 
   /** A session that holds nothing, marked as waiting until {@link done}. */
@@ -154,4 +173,9 @@ export class LockConnections {
     this.#all.add(connection);
     return connection;
   }
+}
+
+function holdsAny(connection: LockConnection, keys: readonly string[]): boolean {
+  for (const key of keys) if (connection.held.has(key)) return true;
+  return false;
 }

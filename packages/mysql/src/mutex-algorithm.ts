@@ -14,9 +14,13 @@ export const mutexAlgorithm: LockAlgorithm = {
 
   async attempt(context, connection, request, keys) {
     try {
-      const token = await context.fencing.acquireAndCount(connection, keys.base, 'GET_LOCK(?, 0)', [
+      const token = await context.fencing.acquireAndCount(
+        connection,
         keys.base,
-      ]);
+        'GET_LOCK(?, 0)',
+        [keys.base],
+        'try',
+      );
       return token === undefined ? undefined : { key: keys.base, token };
     } catch (error) {
       // The GET_LOCK may have run before the statement failed; the session did not hold the
@@ -30,10 +34,13 @@ export const mutexAlgorithm: LockAlgorithm = {
     for (;;) {
       if (wait.signal.aborted) return undefined;
       const outcome = await blockingStatement(context.connections, connection, wait, () =>
-        context.fencing.acquireAndCount(connection, keys.base, 'GET_LOCK(?, ?)', [
+        context.fencing.acquireAndCount(
+          connection,
           keys.base,
-          secondsUntil(wait.deadline),
-        ]),
+          'GET_LOCK(?, ?)',
+          [keys.base, secondsUntil(wait.deadline)],
+          'wait',
+        ),
       );
       if (outcome.ok && outcome.value !== undefined) {
         return { key: keys.base, token: outcome.value };

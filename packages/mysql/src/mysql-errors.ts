@@ -6,6 +6,11 @@ export const ER_LOCK_DEADLOCK = 1213;
 export const ER_USER_LOCK_DEADLOCK = 3058;
 /** The statement was interrupted by `KILL QUERY`. */
 export const ER_QUERY_INTERRUPTED = 1317;
+/**
+ * A prepared statement of ours is unknown to the session: the connection now reaches another
+ * session (a pooling proxy moved it), whose locks are not ours.
+ */
+export const ER_UNKNOWN_STMT_HANDLER = 1243;
 /** The fencing table does not exist yet. */
 export const ER_NO_SUCH_TABLE = 1146;
 /** The fencing sequence does not exist yet (MariaDB). */

@@ -57,7 +57,6 @@ export class MySqlLockBackend implements LockBackend<MySqlGrant> {
   readonly connections: LockConnections;
   readonly #context: AlgorithmContext;
   readonly #line = new WaitLine();
-  readonly #inflight = new Set<Promise<unknown>>();
   /** Lock base → until when (performance.now() ms) it counts as contended; oldest first. */
   readonly #contended = new Map<string, number>();
 
@@ -90,13 +89,7 @@ export class MySqlLockBackend implements LockBackend<MySqlGrant> {
   }
 
   tryAcquire(request: LockRequest, wait: WaitContext): Promise<MySqlGrant | null> {
-    const work = this.#acquire(request, wait);
-    this.#inflight.add(work);
-    void work.then(
-      () => this.#inflight.delete(work),
-      () => this.#inflight.delete(work),
-    );
-    return work;
+    return this.#acquire(request, wait);
   }
 
   async release(_request: LockRequest, grant: MySqlGrant): Promise<boolean> {
@@ -118,8 +111,8 @@ export class MySqlLockBackend implements LockBackend<MySqlGrant> {
     return grant.connection.onLost(lose);
   }
 
+  /** Core calls this after every attempt and release it started has settled. */
   async close(): Promise<void> {
-    while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight]);
     await this.connections.close();
   }
 
@@ -157,7 +150,7 @@ export class MySqlLockBackend implements LockBackend<MySqlGrant> {
    * `wait_timeout`, a restart) fails its first statement; that is retried once on a new one.
    */
   async #onLiveSession(
-    take: () => Promise<LockConnection>,
+    take: () => LockConnection | Promise<LockConnection>,
     work: (connection: LockConnection) => Promise<Held | undefined>,
     done: (connection: LockConnection) => void,
   ): Promise<MySqlGrant | null> {

@@ -110,6 +110,7 @@ export const writeAlgorithm: LockAlgorithm = {
         keys.base,
         `IF(GET_LOCK(?, 0) = 1, IF(${allFree}, 1, IFNULL(RELEASE_LOCK(?), 0) - 1), 0)`,
         [keys.gate, ...slots, keys.gate],
+        'try',
       );
       return token === undefined ? undefined : { key: keys.gate, token };
     } catch (error) {
@@ -125,11 +126,13 @@ export const writeAlgorithm: LockAlgorithm = {
       if (wait.signal.aborted) return undefined;
       const seconds = secondsUntil(wait.deadline);
       const outcome = await blockingStatement(context.connections, connection, wait, () =>
-        context.fencing.acquireAndCount(connection, keys.base, `GET_LOCK(?, ?) = 1 AND ${drain}`, [
-          keys.gate,
-          seconds,
-          ...slots.flatMap((slot) => [slot, seconds, slot]),
-        ]),
+        context.fencing.acquireAndCount(
+          connection,
+          keys.base,
+          `GET_LOCK(?, ?) = 1 AND ${drain}`,
+          [keys.gate, seconds, ...slots.flatMap((slot) => [slot, seconds, slot])],
+          'wait',
+        ),
       );
       if (outcome.ok && outcome.value !== undefined)
         return { key: keys.gate, token: outcome.value };

@@ -20,7 +20,7 @@ export async function releaseAndWake(
       if (wake === undefined) {
         // Mutex and writer: the answer is an OK packet whose row count says whether the lock
         // was ours (no result set to describe and parse: the cheapest exact release).
-        const ok = await connection.query<{ affectedRows: number }>(
+        const ok = await connection.execute<{ affectedRows: number }>(
           'SELECT 1 INTO @lockkit_released FROM DUAL WHERE RELEASE_LOCK(?) = 1',
           [key],
         );

@@ -42,6 +42,39 @@ describe('lost signal', () => {
     await next?.release();
   });
 
+  it('a moved session is noticed by the next prepared statement: the signal fires, the attempt goes to a new session', async () => {
+    const target = new URL(mysqlUrl());
+    const proxy = await startSessionSwappingProxy(
+      target.hostname,
+      Number(target.port),
+      mariaDbLogin,
+    );
+    try {
+      const via = new URL(target.href);
+      via.hostname = '127.0.0.1';
+      via.port = String(proxy.port);
+      // The keepalive would notice only after a minute: the attempt's statement notices first.
+      const locks = provider({
+        connection: via.href,
+        sharedConnections: 1,
+        keepaliveIntervalMs: 60_000,
+        sessionTimeoutSeconds: 120,
+      });
+      const held = await locks.createLock(uniqueName('moved-held')).acquire();
+      const before = locks.connectionIdOf(held);
+      await proxy.swap();
+      const next = await locks.createLock(uniqueName('moved-next')).tryAcquire();
+      expect(next).not.toBeNull();
+      expect(locks.connectionIdOf(next!)).not.toBe(before);
+      const reason = await abortedWithin(held.signal, ms(1000));
+      expect(String((reason as Error).message)).toContain('prepared statements are gone');
+      expect(await held.release()).toBe(false);
+      await next!.release();
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it('a vanished client (SIGSTOPped, socket still open) is cut off by wait_timeout', async () => {
     const name = uniqueName('vanished');
     const child = await spawnHolder(

@@ -92,11 +92,16 @@ describe('GET_LOCK mutex on MariaDB', () => {
     const statements: string[] = [];
     const pool = mysql.createPool({ uri: mysqlUrl(), connectionLimit: 8 });
     pool.on('connection', (session) => {
-      const query = session.query;
+      // Attempts go as prepared statements (execute), blocking waits as text (query).
+      const { query, execute } = session;
       session.query = function (this: unknown, ...args: unknown[]) {
         statements.push(String(args[0]));
         return Reflect.apply(query, this, args);
       } as typeof session.query;
+      session.execute = function (this: unknown, ...args: unknown[]) {
+        statements.push(String(args[0]));
+        return Reflect.apply(execute, this, args);
+      } as typeof session.execute;
     });
     try {
       const name = uniqueName('contended');
