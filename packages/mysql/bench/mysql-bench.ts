@@ -8,6 +8,9 @@
  * their quartiles, so a change in machine load during the run hits both sides of a ratio
  * alike and the spread shows how far to trust it. The load average is printed too.
  * "raw" is the issue's baseline: `mysql2/promise`, one connection, a sequential loop.
+ * Runs the built package (the script builds it; build core first when core changed).
+ * Knobs: BENCH_ROUNDS (15), BENCH_UNCONTENDED_ROUNDS (45), BENCH_OPS (200),
+ * BENCH_HANDOFFS (200), BENCH_WORKER_MS (500).
  */
 import { loadavg } from 'node:os';
 import { type ServerHandle, startMariaDb } from '@lockkit/testkit';
