@@ -17,6 +17,9 @@ import { Mutex } from 'redis-semaphore';
 import Redlock from 'redlock';
 // The built package (what users run), not the TypeScript sources through tsx's transform.
 import { createRedisLockProvider } from '../dist/index.js';
+import { redisLockKeys } from '../dist/redis-keys.js';
+import { acquireMutex } from '../dist/scripts/acquire-scripts.js';
+import { releaseString } from '../dist/scripts/release-scripts.js';
 
 type Release = () => Promise<unknown>;
 
@@ -74,6 +77,48 @@ const raw: Contender = {
   },
 };
 
+/**
+ * The ceiling of any client of lockkit's scripts: the very two calls the backend sends for an
+ * uncontended mutex (the acquire script with its cancel-marker check and fencing INCR, the
+ * token-checked release that wakes a waiter), on plain ioredis, with no lockkit code at all.
+ */
+const scriptsAlone: Contender = {
+  label: "lockkit's two scripts alone (no lockkit code)",
+  waits: false,
+  async open(url) {
+    const client = new Redis(url);
+    for (const script of [acquireMutex, releaseString]) await client.script('LOAD', script.lua);
+    return {
+      async acquire(name) {
+        const keys = redisLockKeys('', 'mutex', name);
+        const token = randomUUID();
+        const reply = await client.evalsha(
+          acquireMutex.sha,
+          3,
+          keys.lock,
+          keys.fence,
+          keys.cancel(token),
+          token,
+          30_000,
+        );
+        if (typeof reply !== 'string') throw new Error('busy');
+        return () =>
+          client.evalsha(
+            releaseString.sha,
+            2,
+            keys.lock,
+            keys.waiters,
+            token,
+            keys.channel,
+            '1',
+            'PUBLISH',
+          );
+      },
+      close: async () => void client.disconnect(),
+    };
+  },
+};
+
 /** The lockkit row of the handoff and worker columns: `acquire()`, waiting as long as it takes. */
 const lockkit = lockkitContender('lockkit acquire({ timeout: 5000 })', (lock) =>
   lock.acquire({ timeout: 5000 }),
@@ -84,6 +129,7 @@ const contenders: Contender[] = [
   lockkit,
   // Uncontended only (it does not wait): one attempt, no timeout machinery.
   { ...lockkitContender('lockkit tryAcquire()', (lock) => lock.tryAcquire()), waits: false },
+  scriptsAlone,
   {
     label: 'redlock@5.0.0-beta.2',
     waits: true,
