@@ -35,13 +35,25 @@ export function semaphoreCases(fx: Fixture): void {
       const name = fx.name('peak');
       let inside = 0;
       let peak = 0;
+      // Holders stay until ten are inside together (so reaching 10 does not depend on how
+      // fast grants come under load), or until a generous bound: a semaphore that never
+      // grants a 10th permit fails on the peak, not by hanging. While ten wait, an 11th
+      // grant would be seen.
+      let tenInside: () => void = () => {};
+      const ten = new Promise<void>((resolve) => {
+        tenInside = resolve;
+      });
       await Promise.all(
         Array.from({ length: 100 }, (_, task) =>
           providers[task % 2]!.createSemaphore(name, 10).withPermit(
             async () => {
               inside += 1;
               peak = Math.max(peak, inside);
-              await delay(fx.ms(20)); // simulated work, so holders overlap
+              if (inside === 10) tenInside();
+              const bound = new AbortController();
+              await Promise.race([ten, delay(fx.ms(2000), bound.signal).catch(() => {})]);
+              bound.abort();
+              await delay(fx.ms(5)); // a little work after the meeting point
               inside -= 1;
             },
             { timeout: fx.ms(60_000) },
