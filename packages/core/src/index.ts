@@ -55,7 +55,15 @@ export {
   numberOption,
   stringOption,
 } from './option-validation.js';
-export { delay, jitter, now, untilAborted, Wakeup } from './timing.js';
+export {
+  type Deadline,
+  DeadlineTimer,
+  delay,
+  jitter,
+  now,
+  untilAborted,
+  Wakeup,
+} from './timing.js';
 export type {
   AcquireOptions,
   Capabilities,

@@ -37,33 +37,49 @@ export interface Deadline {
 /**
  * Many deadlines on one timer: it is armed for the earliest, and each deadline that passes is
  * fired once. Adding a later deadline than the armed one, or deleting one, touches no timer, so
- * a stream of short operations with deadlines (acquires with a timeout) costs a Set entry each
- * instead of a timer armed and cleared each. The timer keeps the process alive only while
- * deadlines are pending.
+ * a stream of short operations with deadlines (acquires with a timeout, commands with a reply
+ * deadline) costs a Set entry each instead of a timer armed and cleared each. With
+ * `keepAlive` (the default) the timer keeps the process alive while deadlines are pending;
+ * without, never (for work that something else, such as a socket, already keeps alive).
  */
 export class DeadlineTimer {
   readonly #pending = new Set<Deadline>();
+  readonly #keepAlive: boolean;
   #timer: NodeJS.Timeout | undefined;
   #armedAt = Number.POSITIVE_INFINITY;
+
+  constructor(options: { readonly keepAlive?: boolean } = {}) {
+    this.#keepAlive = options.keepAlive ?? true;
+  }
 
   /** Calls `fire` once `at` (performance.now() ms) has passed, unless deleted first. */
   add(at: number, fire: () => void): Deadline {
     const deadline = { at, fire };
     this.#pending.add(deadline);
-    if (this.#pending.size === 1) this.#timer?.ref();
+    if (this.#keepAlive && this.#pending.size === 1) this.#timer?.ref();
     if (at < this.#armedAt) this.#arm(at);
     return deadline;
   }
 
   delete(deadline: Deadline): void {
-    if (this.#pending.delete(deadline) && this.#pending.size === 0) this.#timer?.unref();
+    if (this.#pending.delete(deadline) && this.#keepAlive && this.#pending.size === 0) {
+      this.#timer?.unref();
+    }
+  }
+
+  /** Clears the timer if no deadline is pending (so a closing owner leaves nothing armed). */
+  stopIfIdle(): void {
+    if (this.#pending.size > 0) return;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#armedAt = Number.POSITIVE_INFINITY;
   }
 
   #arm(at: number): void {
     clearTimeout(this.#timer);
     this.#armedAt = at;
     this.#timer = setTimeout(() => this.#sweep(), Math.max(0, Math.ceil(at - now())));
-    if (this.#pending.size === 0) this.#timer.unref();
+    if (!this.#keepAlive || this.#pending.size === 0) this.#timer.unref();
   }
 
   #sweep(): void {

@@ -320,3 +320,30 @@ describe('DeadlineTimer', () => {
     expect(now() - start).toBeGreaterThanOrEqual(29);
   });
 });
+
+describe('DeadlineTimer without keepAlive', () => {
+  it('stopIfIdle leaves pending deadlines alone, and one added after a stop still fires', async () => {
+    const timer = new DeadlineTimer({ keepAlive: false });
+    const fired: string[] = [];
+    const first = new Promise<void>((resolve) => {
+      timer.add(now() + 10, () => {
+        fired.push('first');
+        resolve();
+      });
+    });
+    timer.stopIfIdle(); // one is pending: nothing stops
+    await first;
+    // Armed for an early deadline, which is then deleted and the timer stopped: a later
+    // deadline must arm a new timer (it would never fire if the stopped one still counted).
+    const early = timer.add(now() + 20, () => fired.push('early'));
+    timer.delete(early);
+    timer.stopIfIdle();
+    await new Promise<void>((resolve) => {
+      timer.add(now() + 40, () => {
+        fired.push('later');
+        resolve();
+      });
+    });
+    expect(fired).toEqual(['first', 'later']);
+  });
+});

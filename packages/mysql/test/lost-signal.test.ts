@@ -3,6 +3,7 @@ import { LockLostError } from '@lockkit/core';
 import {
   mariaDbLogin,
   type ServerHandle,
+  type SessionSwappingProxy,
   startMariaDb,
   startSessionSwappingProxy,
 } from '@lockkit/testkit';
@@ -43,19 +44,10 @@ describe('lost signal', () => {
   });
 
   it('a moved session is noticed by the next prepared statement: the signal fires, the attempt goes to a new session', async () => {
-    const target = new URL(mysqlUrl());
-    const proxy = await startSessionSwappingProxy(
-      target.hostname,
-      Number(target.port),
-      mariaDbLogin,
-    );
-    try {
-      const via = new URL(target.href);
-      via.hostname = '127.0.0.1';
-      via.port = String(proxy.port);
+    await throughSwappingProxy(async (url, proxy) => {
       // The keepalive would notice only after a minute: the attempt's statement notices first.
       const locks = provider({
-        connection: via.href,
+        connection: url,
         sharedConnections: 1,
         keepaliveIntervalMs: 60_000,
         sessionTimeoutSeconds: 120,
@@ -70,9 +62,7 @@ describe('lost signal', () => {
       expect(String((reason as Error).message)).toContain('prepared statements are gone');
       expect(await held.release()).toBe(false);
       await next!.release();
-    } finally {
-      await proxy.close();
-    }
+    });
   });
 
   it('a vanished client (SIGSTOPped, socket still open) is cut off by wait_timeout', async () => {
@@ -124,18 +114,9 @@ describe('lost signal', () => {
   });
 
   it('a pooler that moves the session to another one (changed CONNECTION_ID()) fires the signal', async () => {
-    const target = new URL(mysqlUrl());
-    const proxy = await startSessionSwappingProxy(
-      target.hostname,
-      Number(target.port),
-      mariaDbLogin,
-    );
-    try {
-      const via = new URL(target.href);
-      via.hostname = '127.0.0.1';
-      via.port = String(proxy.port);
+    await throughSwappingProxy(async (url, proxy) => {
       const locks = provider({
-        connection: via.href,
+        connection: url,
         keepaliveIntervalMs: 100,
         keepaliveTimeoutMs: 1000,
       });
@@ -147,9 +128,7 @@ describe('lost signal', () => {
       expect(LockLostError.isInstance(reason)).toBe(true);
       expect(String((reason as Error).message)).toContain(`CONNECTION_ID ${before} →`);
       expect(await handle.release()).toBe(false);
-    } finally {
-      await proxy.close();
-    }
+    });
   });
 
   it('a long server-side wait is not mistaken for a dead session by the keepalive', async () => {
@@ -213,3 +192,19 @@ describe('lost signal', () => {
     }, 60_000);
   });
 });
+
+/** Runs `run` with a URL that reaches the test server through a session-swapping proxy. */
+async function throughSwappingProxy(
+  run: (url: string, proxy: SessionSwappingProxy) => Promise<void>,
+): Promise<void> {
+  const target = new URL(mysqlUrl());
+  const proxy = await startSessionSwappingProxy(target.hostname, Number(target.port), mariaDbLogin);
+  try {
+    const via = new URL(target.href);
+    via.hostname = '127.0.0.1';
+    via.port = String(proxy.port);
+    await run(via.href, proxy);
+  } finally {
+    await proxy.close();
+  }
+}

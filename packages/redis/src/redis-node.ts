@@ -1,4 +1,4 @@
-import { BackendUnavailableError } from '@lockkit/core';
+import { BackendUnavailableError, DeadlineTimer } from '@lockkit/core';
 import { type Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { LuaScript } from './scripts/lua-script.js';
 
@@ -43,11 +43,11 @@ export class RedisNode {
   readonly label: string;
   /** Settles when the connection is next ready (true) or closed for good (false); shared by all waiting commands. */
   #ready: Promise<boolean> | undefined;
-  /** Commands sent and not answered yet, with their deadlines. */
-  readonly #inFlight = new Set<InFlight>();
-  /** The one timer that expires commands past their deadline, and when it fires. */
-  #sweep: NodeJS.Timeout | undefined;
-  #sweepAt = Number.POSITIVE_INFINITY;
+  /**
+   * Reply deadlines of the commands in flight, on one timer (a command in flight keeps its
+   * socket, and so the process, alive: the timer never does).
+   */
+  readonly #deadlines = new DeadlineTimer({ keepAlive: false });
 
   constructor(spec: string | RedisOptions | RedisClient, index: number) {
     if (typeof spec === 'string' || !isRedisClient(spec)) {
@@ -88,7 +88,7 @@ export class RedisNode {
    * still answered, then the socket closes; forced after a second if the server is silent.
    */
   close(): void {
-    if (this.#inFlight.size === 0) this.#stopSweep(); // else it still expires what is in flight
+    this.#deadlines.stopIfIdle(); // else it still expires what is in flight
     if (!this.owned) return;
     const client = this.client;
     if (client.status !== 'ready') {
@@ -106,11 +106,7 @@ export class RedisNode {
     );
   }
 
-  /**
-   * Sends the script; rejects at `deadline` (performance.now() ms) if no reply came. Deadlines
-   * are kept in one set swept by one timer (not a timer per command: arming and clearing one
-   * per command cost more than the rest of this method).
-   */
+  /** Sends the script; rejects at `deadline` (performance.now() ms) if no reply came. */
   #runWithDeadline(
     script: LuaScript,
     keys: readonly string[],
@@ -119,17 +115,13 @@ export class RedisNode {
   ): Promise<unknown> {
     const timeoutMs = Math.round(deadline - performance.now());
     return new Promise((resolve, reject) => {
-      const command: InFlight = {
-        deadline,
-        expire: () => {
-          const message = `Redis ${this.label} did not answer ${script.name} within ${timeoutMs} ms`;
-          reject(new NodeCommandError(message, true));
-        },
-      };
-      this.#track(command);
+      const expiry = this.#deadlines.add(deadline, () => {
+        const message = `Redis ${this.label} did not answer ${script.name} within ${timeoutMs} ms`;
+        reject(new NodeCommandError(message, true));
+      });
       const client = this.client as Redis;
       const failed = (error: unknown): void => {
-        this.#inFlight.delete(command);
+        this.#deadlines.delete(expiry);
         const replied = error instanceof Error && error.name === 'ReplyError';
         reject(
           new NodeCommandError(
@@ -140,7 +132,7 @@ export class RedisNode {
         );
       };
       const answered = (reply: unknown): void => {
-        this.#inFlight.delete(command);
+        this.#deadlines.delete(expiry);
         resolve(reply);
       };
       client.evalsha(script.sha, keys.length, ...keys, ...args).then(answered, (error) => {
@@ -149,44 +141,6 @@ export class RedisNode {
         client.eval(script.lua, keys.length, ...keys, ...args).then(answered, failed);
       });
     });
-  }
-
-  #track(command: InFlight): void {
-    this.#inFlight.add(command);
-    if (command.deadline < this.#sweepAt) this.#armSweep(command.deadline);
-  }
-
-  #armSweep(at: number): void {
-    clearTimeout(this.#sweep);
-    this.#sweepAt = at;
-    this.#sweep = setTimeout(
-      () => this.#sweepNow(),
-      Math.max(1, Math.ceil(at - performance.now())),
-    );
-    this.#sweep.unref(); // a command in flight keeps its socket (and so the process) alive
-  }
-
-  /** Rejects every command past its deadline and re-arms for the earliest one left. */
-  #sweepNow(): void {
-    this.#sweep = undefined;
-    this.#sweepAt = Number.POSITIVE_INFINITY;
-    const at = performance.now();
-    let next = Number.POSITIVE_INFINITY;
-    for (const command of this.#inFlight) {
-      if (command.deadline <= at) {
-        this.#inFlight.delete(command);
-        command.expire();
-      } else if (command.deadline < next) {
-        next = command.deadline;
-      }
-    }
-    if (next < Number.POSITIVE_INFINITY) this.#armSweep(next);
-  }
-
-  #stopSweep(): void {
-    clearTimeout(this.#sweep);
-    this.#sweep = undefined;
-    this.#sweepAt = Number.POSITIVE_INFINITY;
   }
 
   #whenReady(timeoutMs: number): Promise<void> {
@@ -227,12 +181,6 @@ export class RedisNode {
       });
     });
   }
-}
-
-/** A command in flight: `expire` rejects it once `deadline` has passed without a reply. */
-interface InFlight {
-  readonly deadline: number;
-  readonly expire: () => void;
 }
 
 /** Duck-typed so clients from another copy of ioredis are accepted too. */
