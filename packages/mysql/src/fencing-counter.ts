@@ -1,18 +1,13 @@
-import type { LockConnection, SqlValue } from './lock-connection.js';
+import type { LockConnection, SqlValue, StatementMode } from './lock-connection.js';
 import { ER_NO_SUCH_TABLE, ER_UNKNOWN_SEQUENCES, errnoOf } from './mysql-errors.js';
-
-/** How a statement goes to the server: prepared (`'try'`) or as text (`'wait'`). */
-export type StatementMode = 'try' | 'wait';
 
 /** Where fencing tokens come from. */
 export interface FencingCounter {
   /**
    * One statement that evaluates `condition` (SQL, typically a `GET_LOCK`) once and, only if
    * it is 1, draws a token: the grant and its token arrive together. Resolves the token, or
-   * undefined when the condition was not 1. `'try'` (a condition that never blocks) sends it
-   * as a prepared statement, the cheapest round trip; `'wait'` (a blocking condition) sends
-   * its text, so that PROCESSLIST shows which key the session waits for (the wake-up of a
-   * head waiter and `lockkit inspect` read it there).
+   * undefined when the condition was not 1. `mode`: `'try'` for a condition that never
+   * blocks, `'wait'` for one that may (see {@link StatementMode}).
    */
   acquireAndCount(
     connection: LockConnection,
@@ -114,10 +109,7 @@ export class FencingTable implements FencingCounter {
     }
     const statement = sql;
     const bound = [base, ...values];
-    const send = () =>
-      mode === 'try'
-        ? connection.execute<InsertResult>(statement, bound)
-        : connection.query<InsertResult>(statement, bound);
+    const send = () => connection.statement<InsertResult>(mode, statement, bound);
     const result = await this.#onDemand.run(connection, send(), send);
     return result.affectedRows > 0 ? tokenOf(result.insertId) : undefined;
   }
@@ -137,6 +129,8 @@ export class FencingTable implements FencingCounter {
 export class FencingSequence implements FencingCounter {
   readonly #sequence: string;
   readonly #onDemand: OnDemand;
+  /** The acquire statement per condition (the algorithms use a few fixed ones). */
+  readonly #acquireSql = new Map<string, string>();
 
   constructor(sequence: string) {
     this.#sequence = quoted(sequence);
@@ -153,10 +147,14 @@ export class FencingSequence implements FencingCounter {
     values: readonly SqlValue[],
     mode: StatementMode,
   ): Promise<bigint | undefined> {
-    const sql = `SELECT IF((${condition}) = 1, NEXTVAL(${this.#sequence}), NULL) AS token`;
+    let sql = this.#acquireSql.get(condition);
+    if (sql === undefined) {
+      sql = `SELECT IF((${condition}) = 1, NEXTVAL(${this.#sequence}), NULL) AS token`;
+      this.#acquireSql.set(condition, sql);
+    }
+    const statement = sql;
     type Rows = { token: number | string | null }[];
-    const send = () =>
-      mode === 'try' ? connection.execute<Rows>(sql, values) : connection.query<Rows>(sql, values);
+    const send = () => connection.statement<Rows>(mode, statement, values);
     const rows = await this.#onDemand.run(connection, send(), send);
     const token = rows[0]?.token;
     return token == null ? undefined : tokenOf(token);

@@ -19,6 +19,13 @@ export interface KeepaliveSettings {
 export type SqlValue = string | number;
 
 /**
+ * How a statement goes to the server: `'try'` (one that never blocks) as a prepared statement,
+ * the cheapest round trip; `'wait'` (one that may block) as text, so that PROCESSLIST shows
+ * which key the session waits for (the head waiter's wake-up and `lockkit inspect` read it).
+ */
+export type StatementMode = 'try' | 'wait';
+
+/**
  * An attempt in flight on a session; the next attempt on the same lock waits for `ended`
  * (built only if someone waits: most attempts end unobserved).
  */
@@ -135,6 +142,11 @@ export class LockConnection {
    */
   execute<T>(sql: string, values?: readonly SqlValue[]): Promise<T> {
     return this.#send(true, sql, values);
+  }
+
+  /** Runs one statement the way `mode` says (see {@link StatementMode}). */
+  statement<T>(mode: StatementMode, sql: string, values?: readonly SqlValue[]): Promise<T> {
+    return this.#send(mode === 'try', sql, values);
   }
 
   #send<T>(prepared: boolean, sql: string, values: readonly SqlValue[] | undefined): Promise<T> {
