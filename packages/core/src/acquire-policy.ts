@@ -62,10 +62,10 @@ export async function acquireWithPolicy<G extends Grant>(
         : started + timeoutMs;
   const event = { backend: backend.backend, name: request.name, kind: request.kind };
   // What makes the acquire abortable (its controller, the caller's signal, the deadline, the
-  // provider's close) is armed before the first attempt only when something can cut that
-  // attempt short (a caller signal or a finite timeout); a plain acquire() arms it when its
-  // first attempt fails, or when the backend reads the signal. Arming costs more than the
-  // rest of an uncontended acquire here.
+  // provider's close) is armed before the first attempt only when the caller passed a signal;
+  // otherwise when the first attempt fails, or when the backend reads the signal. Arming costs
+  // more than the rest of an uncontended acquire here. Until then a finite deadline still cuts
+  // the first attempt short: it is raced on the shared deadline timer alone.
   let controller: WaitController | undefined;
   let disarm: (() => void) | undefined;
   const arm = (): WaitController => {
@@ -85,7 +85,7 @@ export async function acquireWithPolicy<G extends Grant>(
     };
     return armed;
   };
-  if (callerSignal || Number.isFinite(deadline)) arm();
+  if (callerSignal) arm();
   let watch: ReleaseWatch | undefined;
   let waiting = false;
   // Why the last finished attempt could not be decided, if its backend said (the cause of a
@@ -109,10 +109,18 @@ export async function acquireWithPolicy<G extends Grant>(
   try {
     for (;;) {
       const attempt = host.track(backend.tryAcquire(request, context));
-      // An unarmed attempt cannot be cut short: nothing could abort it yet.
+      // An unarmed attempt is cut short only by a finite deadline: nothing else can abort it
+      // yet, except through the signal if the backend read it (which armed the controller).
       const grant = controller
         ? await raceAbort(attempt, controller, (late) => host.discard(request, late))
-        : await attempt;
+        : Number.isFinite(deadline)
+          ? await raceDeadline(
+              attempt,
+              deadline,
+              () => controller,
+              (late) => host.discard(request, late),
+            )
+          : await attempt;
       failure = attemptFailure;
       attemptFailure = undefined;
       if (grant) {
@@ -273,6 +281,38 @@ function raceAbort<T>(
       (error: unknown) => {
         controller.onAbort = undefined;
         if (!settled) reject(error);
+      },
+    );
+  });
+}
+
+/**
+ * Like {@link raceAbort} for an attempt made before the acquire armed its controller: rejects
+ * with `timedOut` at `deadline` (one entry on the shared deadline timer, no controller). A
+ * backend that read the signal during the attempt armed the controller; if that aborted (the
+ * provider closed), the attempt's rejection is reported as the abort.
+ */
+function raceDeadline<T>(
+  work: Promise<T>,
+  deadline: number,
+  armed: () => WaitController | undefined,
+  onLate: (value: NonNullable<T>) => void,
+): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let settled = false;
+    const expiry = deadlines.add(deadline, () => {
+      settled = true;
+      reject(timedOut);
+    });
+    work.then(
+      (value) => {
+        deadlines.delete(expiry);
+        if (!settled) resolve(value);
+        else if (value != null) onLate(value);
+      },
+      (error: unknown) => {
+        deadlines.delete(expiry);
+        if (!settled) reject(armed()?.aborted ? armed()?.reason : error);
       },
     );
   });

@@ -261,22 +261,41 @@ describe('stalls', () => {
 });
 
 describe('arming an acquire', () => {
-  it('a plain acquire() whose first attempt is in flight at close() rejects, and its grant is released', async () => {
-    const { backend, provider, lock } = setup((b) => {
-      b.grantDelayMs = 50;
+  it('a timed acquire is cut at its deadline while its (unarmed) first attempt is still in flight', async () => {
+    const { backend, lock } = setup((b) => {
+      b.grantDelayMs = 300;
     });
-    const acquiring = lock.acquire();
-    const outcome = acquiring.then(
-      () => 'granted',
-      (error: unknown) => error,
-    );
-    await provider.close();
-    const error = await outcome;
-    expect((error as Error).name).toBe('LockAbortedError');
+    const error = await lock.acquire({ timeout: 30 }).catch((e: unknown) => e);
+    expect(LockTimeoutError.isInstance(error)).toBe(true);
     expect(backend.attempts).toBe(1);
-    expect(backend.releases).toHaveLength(1); // the grant nobody received
+    expect(backend.free).toBe(true); // the attempt had not granted yet: the deadline cut it
+    await new Promise((resolve) => setTimeout(resolve, 350));
+    expect(backend.releases).toHaveLength(1); // its late grant was released, not leaked
     expect(backend.free).toBe(true);
   });
+
+  it.each([
+    ['acquire()', undefined],
+    ['acquire({ timeout })', { timeout: 5000 }],
+  ])(
+    'a %s whose first attempt is in flight at close() rejects, and its grant is released',
+    async (_label, options) => {
+      const { backend, provider, lock } = setup((b) => {
+        b.grantDelayMs = 50;
+      });
+      const acquiring = lock.acquire(options);
+      const outcome = acquiring.then(
+        () => 'granted',
+        (error: unknown) => error,
+      );
+      await provider.close();
+      const error = await outcome;
+      expect((error as Error).name).toBe('LockAbortedError');
+      expect(backend.attempts).toBe(1);
+      expect(backend.releases).toHaveLength(1); // the grant nobody received
+      expect(backend.free).toBe(true);
+    },
+  );
 
   it('a plain acquire() arms on its first failed attempt: close() then ends the wait', async () => {
     const { backend, provider, lock } = setup((b) => {

@@ -42,7 +42,14 @@ export interface RedisGrant extends Grant {
 
 const noMarker: WriterMarker = { waiterId: '', markerMs: 0 };
 const noRegistration: WaiterRegistration = { providerId: '', registerMs: 0, last: false };
-const isGrant = (reply: unknown): boolean => typeof reply === 'string';
+/**
+ * An acquire script's reply (see acquire-scripts.ts): granted = the fencing token (an integer
+ * >= 1, or a decimal string from 10^14 on); refused = an integer < 1.
+ */
+const isGrant = (reply: unknown): reply is number | string =>
+  typeof reply === 'number' ? reply >= 1 : typeof reply === 'string';
+/** A refusal's retry hint in ms (-2 - h encodes h), or -1 for none (0: busy, -1: cancelled). */
+const refusalHintMs = (reply: number): number => (reply <= -2 ? -2 - reply : -1);
 const isYes = (reply: unknown): boolean => reply === 1;
 /** The extend script ran (1: extended, 0: not ours there) — either way it raised the fence. */
 const ran = (reply: unknown): boolean => reply === 1 || reply === 0;
@@ -129,13 +136,14 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
     let hintMs = Number.POSITIVE_INFINITY;
     for (const vote of votes) {
       if (!vote?.ok) continue;
-      if (typeof vote.value === 'string') {
+      if (isGrant(vote.value)) {
         granted += 1;
         const value = BigInt(vote.value);
         if (value > fencingToken) fencingToken = value;
       } else if (typeof vote.value === 'number') {
         busy += 1;
-        if (vote.value >= 0) hintMs = Math.min(hintMs, vote.value);
+        const hint = refusalHintMs(vote.value);
+        if (hint >= 0) hintMs = Math.min(hintMs, hint);
       }
     }
     if (granted >= quorum && now() < validUntil) {
@@ -295,7 +303,7 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
   #undo(request: LockRequest, keys: RedisLockKeys, token: string, votes: Votes): void {
     this.#nodes.nodes.forEach((node, index) => {
       const vote = votes[index];
-      if (vote?.ok && typeof vote.value === 'number') return;
+      if (vote?.ok && !isGrant(vote.value)) return; // refused there: nothing to undo
       if (vote && !vote.ok && !(vote.error as { mayHaveRun?: boolean }).mayHaveRun) return;
       const { leaseMs } = this.#options;
       const channel = this.#channelOf(node, keys);
@@ -333,5 +341,5 @@ interface CachedKeys {
 }
 
 function isGrantVote(vote: Votes[number]): boolean {
-  return vote?.ok === true && typeof vote.value === 'string';
+  return vote?.ok === true && isGrant(vote.value);
 }

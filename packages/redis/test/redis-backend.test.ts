@@ -233,6 +233,20 @@ describe('server-side state and fencing', () => {
     await handle.release();
   });
 
+  it('fencing tokens stay exact where the reply switches from an integer to a string (10^14)', async () => {
+    const raw = client();
+    const name = unique('token-switch');
+    await raw.set(redisLockKeys('', 'mutex', name).fence, '99999999999998');
+    const lock = provider().createLock(name);
+    const tokens: bigint[] = [];
+    for (let i = 0; i < 3; i++) {
+      const handle = await lock.acquire();
+      tokens.push(handle.fencingToken);
+      await handle.release();
+    }
+    expect(tokens).toEqual([99999999999999n, 100000000000000n, 100000000000001n]);
+  });
+
   it('Redlock: the token is the maximum over the quorum, and release raises every node to it', async () => {
     const raws = urls.slice(0, 3).map((nodeUrl) => {
       const created = new Redis(nodeUrl);
@@ -336,12 +350,15 @@ describe('RESP3', () => {
     const token = 'resp3-token';
     // Both call shapes of each script: with and without its optional trailing keys.
     const acquire = [acquireMutex.lua, 4, keys.lock, keys.fence, keys.cancel(token), keys.waiters];
-    expect(await resp3Reply(url, ['EVAL', ...acquire, token, 5000, 'p', 0, '0'])).toBe(
-      '$1\r\n1\r\n',
-    );
+    // Granted: the fencing token as an integer (a bulk string from 10^14 on: see the 2^53 test).
+    expect(await resp3Reply(url, ['EVAL', ...acquire, token, 5000, 'p', 0, '0'])).toBe(':1\r\n');
     const shortAcquire = [acquireMutex.lua, 3, keys.lock, keys.fence, keys.cancel('other')];
     const busy = await resp3Reply(url, ['EVAL', ...shortAcquire, 'other', 5000]);
-    expect(busy).toMatch(/^:\d+\r\n$/);
+    // Busy with a retry hint of h ms: -2 - h, so at most -2 (h <= 5000 here).
+    expect(busy).toMatch(/^:-\d+\r\n$/);
+    const hint = -2 - Number(busy.slice(1, -2));
+    expect(hint).toBeGreaterThanOrEqual(0);
+    expect(hint).toBeLessThanOrEqual(5000);
     const release = [releaseString.lua, 2, keys.lock, keys.waiters];
     expect(await resp3Reply(url, ['EVAL', ...release, token, keys.channel, '1', 'PUBLISH'])).toBe(
       ':1\r\n',

@@ -11,23 +11,23 @@ import { type LuaScript, luaScript, prelude } from './lua-script.js';
  * of this provider is left). An attempt that is not waiting leaves the set alone and omits the
  * waiters key and those three arguments (the common uncontended call stays short).
  *
- * Reply: a bulk string = granted, the fencing token; an integer >= 0 = busy, ms until the
- * blocking hold runs out (a retry hint); -1 = busy without a hint; -3 = cancelled attempt.
+ * Reply: granted = the fencing token, an integer >= 1 (a bulk string from 10^14 on); refused =
+ * an integer < 1: 0 = busy without a hint, -1 = cancelled attempt, -2 - h = busy, h ms until
+ * the blocking hold runs out (a retry hint). A grant is the common reply, so it is the cheapest
+ * to send and read (no string formatting on the server, no string parsing on the client).
  */
 
 /** Mutex. KEYS: lock, fence, cancel[, waiters]. ARGV: token, leaseMs[, waiterId, registerMs, last]. */
 export const acquireMutex: LuaScript = luaScript(
   'acquire-mutex',
-  `${prelude('grant_token', 'register_waiter')}
-if redis.call('EXISTS', KEYS[3]) == 1 then return -3 end
+  `${prelude('grant_token', 'register_waiter', 'refused')}
+if redis.call('EXISTS', KEYS[3]) == 1 then return -1 end
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   if ARGV[5] == '1' then redis.call('ZREM', KEYS[4], ARGV[3]) end
   return grant_token(KEYS[2])
 end
 if KEYS[4] and tonumber(ARGV[4]) > 0 then register_waiter(KEYS[4], ARGV[3], ARGV[4]) end
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl < 0 then return -1 end
-return ttl
+return refused(redis.call('PTTL', KEYS[1]))
 `,
 );
 
@@ -38,8 +38,8 @@ return ttl
  */
 export const acquireSemaphore: LuaScript = luaScript(
   'acquire-semaphore',
-  `${prelude('grant_token', 'register_waiter', 'earliest_wait')}
-if redis.call('EXISTS', KEYS[3]) == 1 then return -3 end
+  `${prelude('grant_token', 'register_waiter', 'earliest_wait', 'refused')}
+if redis.call('EXISTS', KEYS[3]) == 1 then return -1 end
 local now = server_now()
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[3]) then
@@ -49,7 +49,7 @@ if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[3]) then
   return grant_token(KEYS[2])
 end
 if KEYS[4] and tonumber(ARGV[5]) > 0 then register_waiter(KEYS[4], ARGV[4], ARGV[5]) end
-return earliest_wait(KEYS[1], now)
+return refused(earliest_wait(KEYS[1], now))
 `,
 );
 
@@ -60,15 +60,14 @@ return earliest_wait(KEYS[1], now)
  */
 export const acquireRead: LuaScript = luaScript(
   'acquire-read',
-  `${prelude('server_now', 'grant_token', 'expire_at_latest', 'earliest_wait')}
-if redis.call('EXISTS', KEYS[5]) == 1 then return -3 end
+  `${prelude('server_now', 'grant_token', 'expire_at_latest', 'earliest_wait', 'refused')}
+if redis.call('EXISTS', KEYS[5]) == 1 then return -1 end
 local writer = redis.call('PTTL', KEYS[1])
-if writer >= 0 then return writer end
-if writer == -1 then return -1 end
+if writer ~= -2 then return refused(writer) end
 local now = server_now()
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 local waiting = earliest_wait(KEYS[3], now)
-if waiting >= 0 then return waiting end
+if waiting >= 0 then return refused(waiting) end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[1])
 expire_at_latest(KEYS[2])
@@ -84,8 +83,8 @@ return grant_token(KEYS[4])
  */
 export const acquireWrite: LuaScript = luaScript(
   'acquire-write',
-  `${prelude('server_now', 'grant_token', 'expire_at_latest', 'earliest_wait')}
-if redis.call('EXISTS', KEYS[5]) == 1 then return -3 end
+  `${prelude('server_now', 'grant_token', 'expire_at_latest', 'earliest_wait', 'refused')}
+if redis.call('EXISTS', KEYS[5]) == 1 then return -1 end
 local now = server_now()
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
@@ -103,6 +102,6 @@ if marker > 0 then
   redis.call('ZADD', KEYS[3], now + marker, ARGV[3])
   expire_at_latest(KEYS[3])
 end
-return hint
+return refused(hint)
 `,
 );

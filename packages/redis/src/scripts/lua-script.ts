@@ -25,7 +25,10 @@ export function luaScript(name: string, lua: string): LuaScript {
  * Redis 5). `raise_fence` lifts the never-deleted fencing counter to at least `floor` (a
  * decimal string, compared as a string so counters beyond 2^53 stay exact): Redlock uses it to
  * pull every node's counter up to the highest token handed out. `grant_token` INCRs the counter
- * and returns it as a string (Lua numbers are doubles: beyond 10^14 it is read back with GET).
+ * and returns it: an integer reply (exact: Lua numbers are doubles, and below 10^14 they hold
+ * it exactly), or beyond that the counter read back with GET, a bulk string. `refused` encodes
+ * a refusal with its retry hint (ms, or < 0 for none) as an integer below 1 (see
+ * acquire-scripts.ts).
  * Replies are only integers, bulk strings and arrays, which read the same under RESP2 and RESP3.
  */
 const helpers = {
@@ -45,8 +48,13 @@ end`,
   grant_token: `
 local function grant_token(key)
   local value = redis.call('INCR', key)
-  if value < 1e14 then return string.format('%d', value) end
+  if value < 1e14 then return value end
   return redis.call('GET', key)
+end`,
+  refused: `
+local function refused(hint)
+  if hint < 0 then return 0 end
+  return -2 - hint
 end`,
   expire_at_latest: `
 local function expire_at_latest(key)
