@@ -88,9 +88,16 @@ const scriptsAlone: Contender = {
   async open(url) {
     const client = new Redis(url);
     for (const script of [acquireMutex, releaseString]) await client.script('LOAD', script.lua);
+    // Keys are derived once per name, as the backend caches them (hashing a name costs more
+    // than the rest of the client's work for a cycle).
+    const keysByName = new Map<string, ReturnType<typeof redisLockKeys>>();
     return {
       async acquire(name) {
-        const keys = redisLockKeys('', 'mutex', name);
+        let keys = keysByName.get(name);
+        if (!keys) {
+          keys = redisLockKeys('', 'mutex', name);
+          keysByName.set(name, keys);
+        }
         const token = randomUUID();
         const reply = await client.evalsha(
           acquireMutex.sha,
@@ -101,7 +108,10 @@ const scriptsAlone: Contender = {
           token,
           30_000,
         );
-        if (typeof reply !== 'string') throw new Error('busy');
+        // A grant is the fencing token (an integer >= 1, or a string from 10^14 on).
+        if (!(typeof reply === 'string' || (typeof reply === 'number' && reply >= 1))) {
+          throw new Error('busy');
+        }
         return () =>
           client.evalsha(
             releaseString.sha,
