@@ -2,7 +2,7 @@ import type { Grant, LockBackend, LockRequest, ReleaseWatch, WaitContext } from 
 import { publish } from './diagnostics.js';
 import { LockTimeoutError } from './errors/lock-timeout-error.js';
 import { DeadlineTimer, delay, jitter, now } from './timing.js';
-import type { LockHandle } from './types.js';
+import type { LockHandle, LockKind } from './types.js';
 import type { ValidAcquireOptions } from './validation.js';
 
 /** What the acquire policy needs from the provider that runs it. */
@@ -34,25 +34,37 @@ const deadlines = new DeadlineTimer();
  * attempt and the subscription is not missed), then wait for a notification or a jittered
  * safety poll, and repeat until granted, the deadline, the caller's signal, or provider close.
  * Returns null on timeout (or throws LockTimeoutError when `throwOnTimeout`).
+ *
+ * Shaped for the common case, an uncontended acquire: its first attempt runs with one object
+ * of state (the {@link Acquisition}, which is also the attempt's WaitContext) and no async
+ * frame; the loop, its try/finally and the abort machinery start only if that attempt fails.
  */
-export async function acquireWithPolicy<G extends Grant>(
+export function acquireWithPolicy<G extends Grant>(
   host: AcquireHost<G>,
   request: LockRequest,
   options: ValidAcquireOptions,
   throwOnTimeout: boolean,
 ): Promise<LockHandle | null> {
   const { timeoutMs, signal: callerSignal } = options;
-  if (callerSignal?.aborted) throw callerSignal.reason;
-  host.assertOpen();
+  if (callerSignal?.aborted) return Promise.reject(callerSignal.reason);
+  try {
+    host.assertOpen();
+  } catch (error) {
+    return Promise.reject(error);
+  }
   const { backend } = host;
   const started = now();
   // The common tryAcquire() (timeout 0, no signal): one try with nothing to race, so no
   // controller, timer or wait registration. (acquire() keeps the full policy from its first
   // attempt: backends may register a waiting writer on an attempt that has a deadline.)
   if (timeoutMs === 0 && !callerSignal) {
-    const grant = await host.track(backend.tryAcquire(request, singleAttemptContext));
-    if (grant) return granted(host, request, grant, started);
-    return timeoutAfterFirstTry(backend, request, timeoutMs, started, throwOnTimeout);
+    return host
+      .track(backend.tryAcquire(request, singleAttemptContext))
+      .then((grant) =>
+        grant
+          ? granted(host, request, grant, started)
+          : timeoutAfterFirstTry(backend, request, timeoutMs, started, throwOnTimeout),
+      );
   }
   const deadline =
     timeoutMs === 0
@@ -60,110 +72,183 @@ export async function acquireWithPolicy<G extends Grant>(
       : timeoutMs === Number.POSITIVE_INFINITY
         ? timeoutMs
         : started + timeoutMs;
-  const event = { backend: backend.backend, name: request.name, kind: request.kind };
+  const run = new Acquisition(host, request, callerSignal, deadline, started);
   // What makes the acquire abortable (its controller, the caller's signal, the deadline, the
   // provider's close) is armed before the first attempt only when the caller passed a signal;
   // otherwise when the first attempt fails, or when the backend reads the signal. Arming costs
   // more than the rest of an uncontended acquire here. Until then a finite deadline still cuts
   // the first attempt short: it is raced on the shared deadline timer alone.
-  let controller: WaitController | undefined;
-  let disarm: (() => void) | undefined;
-  const arm = (): WaitController => {
-    if (controller) return controller;
+  if (callerSignal) run.arm();
+  return run.attempt().then(
+    (grant) =>
+      grant && !run.controller
+        ? granted(host, request, grant, started)
+        : run.wait(grant, throwOnTimeout, timeoutMs),
+    (error: unknown) => run.fail(error, throwOnTimeout, timeoutMs),
+  );
+}
+
+/**
+ * The state of one acquire that may wait, and the WaitContext its attempts get (call
+ * `waiting()` and `failed()` as methods of the context).
+ */
+class Acquisition<G extends Grant> implements WaitContext {
+  readonly #host: AcquireHost<G>;
+  readonly #request: LockRequest;
+  readonly #callerSignal: AbortSignal | undefined;
+  readonly deadline: number;
+  readonly #started: number;
+  /** Armed: the acquire can be aborted (caller's signal, deadline, provider close). */
+  controller: WaitController | undefined;
+  #disarm: (() => void) | undefined;
+  #watch: ReleaseWatch | undefined;
+  #waiting = false;
+  /**
+   * Why the last finished attempt could not be decided, if its backend said (the cause of a
+   * timeout, also when the deadline passes during the next attempt), and the one in flight.
+   */
+  #failure: unknown;
+  #attemptFailure: unknown;
+
+  constructor(
+    host: AcquireHost<G>,
+    request: LockRequest,
+    callerSignal: AbortSignal | undefined,
+    deadline: number,
+    started: number,
+  ) {
+    this.#host = host;
+    this.#request = request;
+    this.#callerSignal = callerSignal;
+    this.deadline = deadline;
+    this.#started = started;
+  }
+
+  get signal(): AbortSignal {
+    return this.arm().signal;
+  }
+
+  waiting(): void {
+    if (this.#waiting) return;
+    this.#waiting = true;
+    publish('wait', () => this.#event());
+  }
+
+  failed(cause: unknown): void {
+    this.#attemptFailure = cause;
+  }
+
+  arm(): WaitController {
+    if (this.controller) return this.controller;
     const armed = new WaitController();
-    controller = armed;
+    this.controller = armed;
+    const callerSignal = this.#callerSignal;
     const onCallerAbort = (): void => armed.abort(callerSignal?.reason);
     callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
-    const expiry = Number.isFinite(deadline)
-      ? deadlines.add(deadline, () => armed.abort(timedOut))
+    const expiry = Number.isFinite(this.deadline)
+      ? deadlines.add(this.deadline, () => armed.abort(timedOut))
       : undefined;
-    const untrack = host.trackWait(armed, request);
-    disarm = () => {
+    const untrack = this.#host.trackWait(armed, this.#request);
+    this.#disarm = () => {
       if (expiry) deadlines.delete(expiry);
       callerSignal?.removeEventListener('abort', onCallerAbort);
       untrack();
     };
     return armed;
-  };
-  if (callerSignal) arm();
-  let watch: ReleaseWatch | undefined;
-  let waiting = false;
-  // Why the last finished attempt could not be decided, if its backend said (the cause of a
-  // timeout, also when the deadline passes during the next attempt), and the one in flight.
-  let failure: unknown;
-  let attemptFailure: unknown;
-  const context: WaitContext = {
-    get signal() {
-      return arm().signal;
-    },
-    deadline,
-    waiting: () => {
-      if (waiting) return;
-      waiting = true;
-      publish('wait', () => event);
-    },
-    failed: (cause) => {
-      attemptFailure = cause;
-    },
-  };
-  try {
-    for (;;) {
-      const attempt = host.track(backend.tryAcquire(request, context));
-      // An unarmed attempt is cut short only by a finite deadline: nothing else can abort it
-      // yet, except through the signal if the backend read it (which armed the controller).
-      const grant = controller
-        ? await raceAbort(attempt, controller, (late) => host.discard(request, late))
-        : Number.isFinite(deadline)
-          ? await raceDeadline(
-              attempt,
-              deadline,
-              () => controller,
-              (late) => host.discard(request, late),
-            )
-          : await attempt;
-      failure = attemptFailure;
-      attemptFailure = undefined;
-      if (grant) {
-        if (controller?.aborted) {
-          host.discard(request, grant);
-          throw controller.reason;
-        }
-        const handle = await host.adopt(request, grant);
-        publish('acquire', () => ({
-          ...event,
-          fencingToken: grant.fencingToken,
-          waitedMs: now() - started,
-        }));
-        return handle;
-      }
-      if (now() >= deadline) throw timedOut;
-      const armed = arm();
-      if (!watch && backend.watch) {
-        watch = await raceAbort(Promise.resolve(backend.watch(request)), armed, (late) =>
-          late.close(),
-        );
-        continue; // subscribe-then-retry
-      }
-      context.waiting();
-      await waitForChange(watch, backend.pollIntervalMs, armed.signal);
+  }
+
+  /**
+   * One attempt, raced against the controller if armed; unarmed, only a finite deadline cuts
+   * it short (nothing else can abort it yet, except through the signal if the backend read
+   * it, which armed the controller). A grant that arrives too late is released.
+   */
+  attempt(): Promise<G | null> {
+    const host = this.#host;
+    const request = this.#request;
+    const attempt = host.track(host.backend.tryAcquire(request, this));
+    const discard = (late: G): void => host.discard(request, late);
+    if (this.controller) return raceAbort(attempt, this.controller, discard);
+    if (Number.isFinite(this.deadline)) {
+      return raceDeadline(attempt, this.deadline, () => this.controller, discard);
     }
-  } catch (error) {
+    return attempt;
+  }
+
+  /** After the first attempt: adopts `first` if granted, else waits and retries. */
+  async wait(
+    first: G | null,
+    throwOnTimeout: boolean,
+    timeoutMs: number,
+  ): Promise<LockHandle | null> {
+    const host = this.#host;
+    const { backend } = host;
+    const request = this.#request;
+    let grant = first;
+    try {
+      for (;;) {
+        this.#failure = this.#attemptFailure;
+        this.#attemptFailure = undefined;
+        if (grant) {
+          if (this.controller?.aborted) {
+            host.discard(request, grant);
+            throw this.controller.reason;
+          }
+          break;
+        }
+        if (now() >= this.deadline) throw timedOut;
+        const armed = this.arm();
+        if (!this.#watch && backend.watch) {
+          this.#watch = await raceAbort(Promise.resolve(backend.watch(request)), armed, (late) =>
+            late.close(),
+          );
+        } else {
+          this.waiting();
+          await waitForChange(this.#watch, backend.pollIntervalMs, armed.signal);
+        }
+        grant = await this.attempt(); // right after a new watch: subscribe-then-retry
+      }
+    } catch (error) {
+      return this.#failed(error, throwOnTimeout, timeoutMs);
+    } finally {
+      this.#watch?.close();
+      this.#disarm?.();
+    }
+    return granted(host, request, grant, this.#started);
+  }
+
+  /** The first attempt rejected (its deadline passed, an abort, or a backend error). */
+  fail(error: unknown, throwOnTimeout: boolean, timeoutMs: number): null {
+    try {
+      return this.#failed(error, throwOnTimeout, timeoutMs);
+    } finally {
+      this.#disarm?.();
+    }
+  }
+
+  #failed(error: unknown, throwOnTimeout: boolean, timeoutMs: number): null {
+    const controller = this.controller;
     if (error === timedOut || (controller?.aborted && controller.reason === timedOut)) {
-      publish('acquireFailed', () => ({ ...event, outcome: 'timeout', waitedMs: now() - started }));
+      publish('acquireFailed', () => ({
+        ...this.#event(),
+        outcome: 'timeout',
+        waitedMs: now() - this.#started,
+      }));
       if (throwOnTimeout) {
-        throw new LockTimeoutError(request.name, timeoutMs, { cause: failure });
+        throw new LockTimeoutError(this.#request.name, timeoutMs, { cause: this.#failure });
       }
       return null;
     }
     publish('acquireFailed', () => ({
-      ...event,
+      ...this.#event(),
       outcome: controller?.aborted ? 'aborted' : 'error',
       error,
     }));
     throw error;
-  } finally {
-    watch?.close();
-    disarm?.();
+  }
+
+  #event(): { backend: string; name: string; kind: LockKind } {
+    const { name, kind } = this.#request;
+    return { backend: this.#host.backend.backend, name, kind };
   }
 }
 
@@ -196,14 +281,29 @@ const singleAttemptContext: WaitContext = {
   failed: (): void => {}, // a single attempt has no timeout to explain: the backend throws
 };
 
-/** Adopts a grant from the single try and publishes it. */
-async function granted<G extends Grant>(
+/**
+ * Adopts a grant and publishes it. Adopting rejects only when the provider closed meanwhile
+ * (the grant is then released); that is published as an aborted acquire.
+ */
+function granted<G extends Grant>(
   host: AcquireHost<G>,
   request: LockRequest,
   grant: G,
   started: number,
-): Promise<LockHandle> {
-  const handle = await host.adopt(request, grant);
+): LockHandle | Promise<never> {
+  const handle = host.adopt(request, grant);
+  if (handle instanceof Promise) {
+    return handle.catch((error: unknown) => {
+      publish('acquireFailed', () => ({
+        backend: host.backend.backend,
+        name: request.name,
+        kind: request.kind,
+        outcome: 'aborted',
+        error,
+      }));
+      throw error;
+    });
+  }
   publish('acquire', () => ({
     backend: host.backend.backend,
     name: request.name,

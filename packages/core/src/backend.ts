@@ -63,7 +63,10 @@ export interface LeaseInfo {
   readonly autoExtend: boolean;
 }
 
-/** How long the caller is prepared to wait, for backends whose server can queue them. */
+/**
+ * How long the caller is prepared to wait, for backends whose server can queue them. Call
+ * `waiting()` and `failed()` as methods of the context (`wait.failed(cause)`), not detached.
+ */
 export interface WaitContext {
   /** Aborts when the caller gives up (timeout, its own signal, provider close). */
   readonly signal: AbortSignal;

@@ -95,8 +95,12 @@ export class ManagedHandle<G extends Grant> implements LockHandle {
   #start(): void {
     const { lease } = this.#grant;
     if (lease) {
-      this.#armExpiry(lease.validUntil);
+      // An extended lease arms its expiry timer only while an extension is due and not yet
+      // confirmed (from the moment one starts until one succeeds): most holds end before
+      // their first extension, so they never arm it. A fixed lease arms it now.
+      this.#validUntil = lease.validUntil;
       if (lease.autoExtend && this.#backend.extend) this.#scheduleExtend(lease.durationMs / 3);
+      else this.#armExpiry(lease.validUntil);
     }
     if (this.#backend.monitor) {
       this.#stopMonitor = this.#backend.monitor(this.#request, this.#grant, (reason, cause) =>
@@ -135,6 +139,8 @@ export class ManagedHandle<G extends Grant> implements LockHandle {
       this.lose('the lease ran out before it was extended', this.#lastExtendError);
       return;
     }
+    // Until an extension succeeds, the lease runs out at #validUntil (a hung extension too).
+    if (!this.#expiryTimer) this.#armExpiry(this.#validUntil);
     let next = lease.durationMs / 3;
     try {
       const validUntil = await extend.call(this.#backend, this.#request, this.#grant);
@@ -145,7 +151,9 @@ export class ManagedHandle<G extends Grant> implements LockHandle {
         return;
       }
       this.#lastExtendError = undefined;
-      this.#armExpiry(validUntil);
+      this.#validUntil = validUntil;
+      clearTimeout(this.#expiryTimer); // the next extension arms it again
+      this.#expiryTimer = undefined;
     } catch (error) {
       if (this.#isDone()) return;
       this.#lastExtendError = error;

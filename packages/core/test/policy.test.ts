@@ -35,7 +35,7 @@ class ScriptedBackend implements LockBackend<ScriptedGrant> {
   pollIntervalMs = 60_000;
   leaseMs = 300;
   autoExtend = true;
-  extendAnswer: 'ok' | 'not-owner' | 'throw' = 'ok';
+  extendAnswer: 'ok' | 'not-owner' | 'throw' | 'hang' = 'ok';
   extendCalls = 0;
   attempts = 0;
   free = true;
@@ -78,6 +78,7 @@ class ScriptedBackend implements LockBackend<ScriptedGrant> {
   extend(): Promise<number | false> {
     this.extendCalls += 1;
     if (this.extendAnswer === 'throw') return Promise.reject(new Error('connection reset'));
+    if (this.extendAnswer === 'hang') return new Promise(() => {}); // the server never answers
     if (this.extendAnswer === 'not-owner') return Promise.resolve(false);
     return Promise.resolve(now() + this.leaseMs); // answers at once, like a synchronous backend
   }
@@ -148,6 +149,18 @@ describe('leases', () => {
     expect(reason.message).toMatch(/extensions were failing/);
     expect((reason.cause as Error).message).toBe('connection reset');
     expect(backend.extendCalls).toBeGreaterThan(1); // it kept trying
+  });
+
+  it('an extension that never answers: the lost signal fires when the lease runs out', async () => {
+    const { backend, lock } = setup((b) => {
+      b.extendAnswer = 'hang';
+    });
+    const started = now();
+    const handle = await lock.acquire();
+    const reason = (await lostWithin(handle.signal, 2 * backend.leaseMs)) as LockLostError;
+    expect(now() - started).toBeGreaterThanOrEqual(backend.leaseMs - 5);
+    expect(reason.message).toMatch(/ran out before it was extended/);
+    expect(backend.extendCalls).toBe(1); // the one extension still in flight
   });
 
   it('autoExtend false: a fixed lease, lost when it runs out, never extended', async () => {

@@ -1,4 +1,4 @@
-import { BackendUnavailableError, DeadlineTimer } from '@lockkit/core';
+import { BackendUnavailableError, DeadlineTimer, now } from '@lockkit/core';
 import { type Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { LuaScript } from './scripts/lua-script.js';
 
@@ -74,12 +74,12 @@ export class RedisNode {
     args: readonly (string | number)[],
     timeoutMs: number,
   ): Promise<unknown> {
-    const started = performance.now();
+    const started = now();
     if (this.client.status === 'ready') {
-      return this.#runWithDeadline(script, keys, args, started + timeoutMs);
+      return this.#runWithDeadline(script, keys, args, started, started + timeoutMs);
     }
     return this.#whenReady(timeoutMs).then(() =>
-      this.#runWithDeadline(script, keys, args, started + timeoutMs),
+      this.#runWithDeadline(script, keys, args, now(), started + timeoutMs),
     );
   }
 
@@ -106,22 +106,26 @@ export class RedisNode {
     );
   }
 
-  /** Sends the script; rejects at `deadline` (performance.now() ms) if no reply came. */
+  /** Sends the script (now: `sent`); rejects at `deadline` if no reply came (performance.now() ms). */
   #runWithDeadline(
     script: LuaScript,
     keys: readonly string[],
     args: readonly (string | number)[],
+    sent: number,
     deadline: number,
   ): Promise<unknown> {
-    const timeoutMs = Math.round(deadline - performance.now());
     return new Promise((resolve, reject) => {
+      // One reply handler for both outcomes; the deadline entry is the only other allocation.
+      let settled = false;
       const expiry = this.#deadlines.add(deadline, () => {
-        const message = `Redis ${this.label} did not answer ${script.name} within ${timeoutMs} ms`;
+        settled = true;
+        const waitedMs = Math.round(deadline - sent);
+        const message = `Redis ${this.label} did not answer ${script.name} within ${waitedMs} ms`;
         reject(new NodeCommandError(message, true));
       });
-      const client = this.client as Redis;
       const failed = (error: unknown): void => {
         this.#deadlines.delete(expiry);
+        if (settled) return;
         const replied = error instanceof Error && error.name === 'ReplyError';
         reject(
           new NodeCommandError(
@@ -131,15 +135,21 @@ export class RedisNode {
           ),
         );
       };
-      const answered = (reply: unknown): void => {
-        this.#deadlines.delete(expiry);
-        resolve(reply);
-      };
-      client.evalsha(script.sha, keys.length, ...keys, ...args).then(answered, (error) => {
-        // The server's script cache was flushed (restart, failover): send the source once.
-        if (!messageOf(error).startsWith('NOSCRIPT')) return failed(error);
-        client.eval(script.lua, keys.length, ...keys, ...args).then(answered, failed);
-      });
+      const client = this.client as Redis;
+      client.evalsha(script.sha, keys.length, ...keys, ...args).then(
+        (reply) => {
+          this.#deadlines.delete(expiry);
+          resolve(reply);
+        },
+        (error: unknown) => {
+          // The server's script cache was flushed (restart, failover): send the source once.
+          if (!messageOf(error).startsWith('NOSCRIPT')) return failed(error);
+          client.eval(script.lua, keys.length, ...keys, ...args).then((reply) => {
+            this.#deadlines.delete(expiry);
+            resolve(reply);
+          }, failed);
+        },
+      );
     });
   }
 
