@@ -1,8 +1,15 @@
 import type { Grant, LockBackend, LockRequest } from './backend.js';
 import { publish } from './diagnostics.js';
 import { LockLostError } from './errors/lock-lost-error.js';
-import { now } from './timing.js';
+import { type Deadline, DeadlineTimer, now } from './timing.js';
 import type { LockHandle, LockKind } from './types.js';
+
+/**
+ * Every handle's next lease extension, on one timer (never keeping the process alive). A hold
+ * that ends before its first extension only adds and deletes an entry; a sweep runs at most
+ * every 10 ms, so an extension may start up to 10 ms late (it is due at a third of the lease).
+ */
+const extensions = new DeadlineTimer({ keepAlive: false, resolutionMs: 10 });
 
 /** Reads a handle's request and grant (set by ManagedHandle's static block). */
 let entryOf: (handle: LockHandle) => { request: LockRequest; grant: Grant } | undefined;
@@ -38,7 +45,7 @@ export class ManagedHandle<G extends Grant> implements LockHandle {
   #release: Promise<boolean> | undefined;
   #stopMonitor: (() => void) | undefined;
   #expiryTimer: NodeJS.Timeout | undefined;
-  #extendTimer: NodeJS.Timeout | undefined;
+  #nextExtension: Deadline | undefined;
   #lastExtendError: unknown;
   #validUntil = Number.POSITIVE_INFINITY;
 
@@ -125,8 +132,7 @@ export class ManagedHandle<G extends Grant> implements LockHandle {
   }
 
   #scheduleExtend(inMs: number): void {
-    this.#extendTimer = setTimeout(() => void this.#extend(), inMs);
-    this.#extendTimer.unref();
+    this.#nextExtension = extensions.add(now() + inMs, () => void this.#extend());
   }
 
   async #extend(): Promise<void> {
@@ -169,7 +175,7 @@ export class ManagedHandle<G extends Grant> implements LockHandle {
 
   #stop(): void {
     clearTimeout(this.#expiryTimer);
-    clearTimeout(this.#extendTimer);
+    if (this.#nextExtension) extensions.delete(this.#nextExtension);
     this.#stopMonitor?.();
     this.#stopMonitor = undefined;
   }

@@ -45,11 +45,18 @@ export interface Deadline {
 export class DeadlineTimer {
   readonly #pending = new Set<Deadline>();
   readonly #keepAlive: boolean;
+  readonly #resolutionMs: number;
   #timer: NodeJS.Timeout | undefined;
   #armedAt = Number.POSITIVE_INFINITY;
 
-  constructor(options: { readonly keepAlive?: boolean } = {}) {
+  /**
+   * `resolutionMs` (default 0): after a sweep, the next is at least this much later, so a
+   * deadline may fire up to that late — for many long-lived deadlines that mostly fire (lease
+   * extensions), where a sweep per millisecond over all of them would cost more than timers.
+   */
+  constructor(options: { readonly keepAlive?: boolean; readonly resolutionMs?: number } = {}) {
     this.#keepAlive = options.keepAlive ?? true;
+    this.#resolutionMs = options.resolutionMs ?? 0;
   }
 
   /** Calls `fire` once `at` (performance.now() ms) has passed, unless deleted first. */
@@ -75,10 +82,11 @@ export class DeadlineTimer {
     this.#armedAt = Number.POSITIVE_INFINITY;
   }
 
-  #arm(at: number): void {
+  #arm(at: number, minDelayMs = 0): void {
     clearTimeout(this.#timer);
     this.#armedAt = at;
-    this.#timer = setTimeout(() => this.#sweep(), Math.max(0, Math.ceil(at - now())));
+    const delayMs = Math.max(minDelayMs, Math.ceil(at - now()));
+    this.#timer = setTimeout(() => this.#sweep(), delayMs);
     if (!this.#keepAlive || this.#pending.size === 0) this.#timer.unref();
   }
 
@@ -95,7 +103,7 @@ export class DeadlineTimer {
         next = deadline.at;
       }
     }
-    if (next < Number.POSITIVE_INFINITY) this.#arm(next);
+    if (next < Number.POSITIVE_INFINITY) this.#arm(next, this.#resolutionMs);
   }
 }
 

@@ -379,3 +379,17 @@ describe('DeadlineTimer without keepAlive', () => {
     expect(fired).toEqual(['first', 'later']);
   });
 });
+
+describe('DeadlineTimer with a resolution', () => {
+  it('sweeps at most once per resolution: a deadline due just after a sweep waits for the next', async () => {
+    const timer = new DeadlineTimer({ keepAlive: false, resolutionMs: 60 });
+    const gapMs = await new Promise<number>((resolve) => {
+      timer.add(now() + 5, () => {
+        // Added during the sweep, due 1 ms later: it waits for the next sweep.
+        const sweptAt = now();
+        timer.add(sweptAt + 1, () => resolve(now() - sweptAt));
+      });
+    });
+    expect(gapMs).toBeGreaterThanOrEqual(59);
+  });
+});
