@@ -41,7 +41,8 @@ export class ManagedHandle<G extends Grant> implements LockHandle {
   // Created on first read of `signal` (most handles are never asked): saves an allocation.
   #controller: AbortController | undefined;
   #lostReason: LockLostError | undefined;
-  readonly #onDone: (handle: ManagedHandle<G>) => void;
+  /** Called once the handle is released (the provider forgets it). */
+  readonly #onDone: () => void;
   #release: Promise<boolean> | undefined;
   #stopMonitor: (() => void) | undefined;
   #expiryTimer: NodeJS.Timeout | undefined;
@@ -49,12 +50,7 @@ export class ManagedHandle<G extends Grant> implements LockHandle {
   #lastExtendError: unknown;
   #validUntil = Number.POSITIVE_INFINITY;
 
-  constructor(
-    backend: LockBackend<G>,
-    request: LockRequest,
-    grant: G,
-    onDone: (handle: ManagedHandle<G>) => void,
-  ) {
+  constructor(backend: LockBackend<G>, request: LockRequest, grant: G, onDone: () => void) {
     this.#backend = backend;
     this.#request = request;
     this.#grant = grant;
@@ -197,7 +193,7 @@ export class ManagedHandle<G extends Grant> implements LockHandle {
     }
     const stillHeld = held && !wasLost;
     publish('release', () => ({ ...this.#event(), stillHeld }));
-    this.#onDone(this);
+    this.#onDone();
     return stillHeld;
   }
 

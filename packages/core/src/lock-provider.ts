@@ -44,12 +44,10 @@ export class LockProvider<G extends Grant = Grant> implements ILockProvider {
   readonly capabilities: Capabilities;
   readonly namespace: string;
   readonly #backend: LockBackend<G>;
-  readonly #handles = new Set<ManagedHandle<G>>();
+  readonly #handles = new HandleList<G>();
   readonly #waits = new Map<AbortController, LockRequest>();
-  readonly #cleanups = new Set<Promise<unknown>>();
-  readonly #onHandleDone = (handle: ManagedHandle<G>): void => {
-    this.#handles.delete(handle);
-  };
+  /** Backend calls core started that have not settled (close() waits for them). */
+  readonly #inFlight = new InFlight();
   readonly #acquire: AcquireFunction;
   #closing: Promise<void> | undefined;
 
@@ -104,9 +102,9 @@ export class LockProvider<G extends Grant = Grant> implements ILockProvider {
       controller.abort(new LockAbortedError(request.name, 'the provider was closed'));
     }
     // Aborted attempts settle first (their late grants are discarded), then handles go.
-    while (this.#cleanups.size > 0) await Promise.allSettled(this.#cleanups);
+    await this.#inFlight.drained();
     await Promise.all([...this.#handles].map((handle) => handle.release()));
-    while (this.#cleanups.size > 0) await Promise.allSettled(this.#cleanups);
+    await this.#inFlight.drained();
     await this.#backend.close();
   }
 
@@ -134,19 +132,16 @@ export class LockProvider<G extends Grant = Grant> implements ILockProvider {
               throw new LockAbortedError(request.name, 'the provider was closed');
             });
         }
-        const handle = new ManagedHandle(this.#backend, request, grant, this.#onHandleDone);
-        this.#handles.add(handle);
+        const handles = this.#handles;
+        let node: HandleNode<G> | undefined;
+        const handle = new ManagedHandle(this.#backend, request, grant, () => {
+          if (node) handles.delete(node);
+        });
+        node = handles.add(handle);
         return handle;
       },
       track: (work) => {
-        // One reaction per tracked call (close() waits with allSettled, so the set may hold
-        // the calls themselves, rejected or not).
-        const cleanups = this.#cleanups;
-        cleanups.add(work);
-        work.then(
-          () => cleanups.delete(work),
-          () => cleanups.delete(work),
-        );
+        this.#inFlight.add(work);
         return work;
       },
       discard: (request, grant) => {
@@ -165,9 +160,80 @@ export class LockProvider<G extends Grant = Grant> implements ILockProvider {
             }));
           },
         );
-        this.#cleanups.add(cleanup);
-        void cleanup.finally(() => this.#cleanups.delete(cleanup));
+        this.#inFlight.add(cleanup);
       },
     };
+  }
+}
+
+/**
+ * A count of promises not yet settled, and a way to wait until there are none (a counter and
+ * one reaction per promise: no collection churns on every acquire).
+ */
+class InFlight {
+  #count = 0;
+  #onDrained: (() => void) | undefined;
+  readonly #settled = (): void => {
+    this.#count -= 1;
+    if (this.#count === 0 && this.#onDrained) {
+      const resolve = this.#onDrained;
+      this.#onDrained = undefined;
+      resolve();
+    }
+  };
+
+  add(work: Promise<unknown>): void {
+    this.#count += 1;
+    work.then(this.#settled, this.#settled);
+  }
+
+  /** Resolves once nothing is in flight (including what is added meanwhile). */
+  drained(): Promise<void> {
+    if (this.#count === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const previous = this.#onDrained;
+      this.#onDrained = () => {
+        previous?.();
+        resolve();
+      };
+    });
+  }
+}
+
+/** A held handle's place in its provider's {@link HandleList}. */
+interface HandleNode<G extends Grant> {
+  readonly handle: ManagedHandle<G>;
+  prev: HandleNode<G> | undefined;
+  next: HandleNode<G> | undefined;
+  linked: boolean;
+}
+
+/** The handles a provider holds: a linked list, so adding and removing one hash nothing. */
+class HandleList<G extends Grant> {
+  size = 0;
+  #head: HandleNode<G> | undefined;
+
+  add(handle: ManagedHandle<G>): HandleNode<G> {
+    const node: HandleNode<G> = { handle, prev: undefined, next: this.#head, linked: true };
+    if (this.#head) this.#head.prev = node;
+    this.#head = node;
+    this.size += 1;
+    return node;
+  }
+
+  delete(node: HandleNode<G>): void {
+    if (!node.linked) return;
+    node.linked = false;
+    const { prev, next } = node;
+    if (prev) prev.next = next;
+    else this.#head = next;
+    if (next) next.prev = prev;
+    this.size -= 1;
+  }
+
+  *[Symbol.iterator](): IterableIterator<ManagedHandle<G>> {
+    for (let node = this.#head; node; node = node.next) {
+      if (node.linked) yield node.handle;
+    }
   }
 }

@@ -34,23 +34,42 @@ export interface Deadline {
   readonly fire: () => void;
 }
 
+/** A deadline in a timer's list. */
+class Entry implements Deadline {
+  readonly at: number;
+  readonly fire: () => void;
+  prev: Entry | undefined;
+  next: Entry | undefined;
+  /** Pending (in the list), due (taken out by a sweep, about to fire), or done. */
+  state: 'pending' | 'due' | 'done' = 'pending';
+
+  constructor(at: number, fire: () => void) {
+    this.at = at;
+    this.fire = fire;
+  }
+}
+
 /**
  * Many deadlines on one timer: it is armed for the earliest, and each deadline that passes is
  * fired once. Adding a later deadline than the armed one, or deleting one, touches no timer, so
  * a stream of short operations with deadlines (acquires with a timeout, commands with a reply
- * deadline) costs a Set entry each instead of a timer armed and cleared each. With
+ * deadline) costs a list entry each instead of a timer armed and cleared each. The entries
+ * form a linked list, so adding and deleting allocate nothing else and hash nothing. With
  * `keepAlive` (the default) the timer keeps the process alive while deadlines are pending;
  * without, never (for work that something else, such as a socket, already keeps alive).
  */
 export class DeadlineTimer {
-  readonly #pending = new Set<Deadline>();
+  #head: Entry | undefined;
+  #tail: Entry | undefined;
+  #size = 0;
   readonly #keepAlive: boolean;
   readonly #resolutionMs: number;
   #timer: NodeJS.Timeout | undefined;
   #armedAt = Number.POSITIVE_INFINITY;
+  #lastSweep = Number.NEGATIVE_INFINITY;
 
   /**
-   * `resolutionMs` (default 0): after a sweep, the next is at least this much later, so a
+   * `resolutionMs` (default 0): a sweep runs at least this long after the previous one, so a
    * deadline may fire up to that late — for many long-lived deadlines that mostly fire (lease
    * extensions), where a sweep per millisecond over all of them would cost more than timers.
    */
@@ -61,49 +80,79 @@ export class DeadlineTimer {
 
   /** Calls `fire` once `at` (performance.now() ms) has passed, unless deleted first. */
   add(at: number, fire: () => void): Deadline {
-    const deadline = { at, fire };
-    this.#pending.add(deadline);
-    if (this.#keepAlive && this.#pending.size === 1) this.#timer?.ref();
+    const entry = new Entry(at, fire);
+    const tail = this.#tail;
+    entry.prev = tail;
+    if (tail) tail.next = entry;
+    else this.#head = entry;
+    this.#tail = entry;
+    this.#size += 1;
+    if (this.#keepAlive && this.#size === 1) this.#timer?.ref();
     if (at < this.#armedAt) this.#arm(at);
-    return deadline;
+    return entry;
   }
 
   delete(deadline: Deadline): void {
-    if (this.#pending.delete(deadline) && this.#keepAlive && this.#pending.size === 0) {
-      this.#timer?.unref();
-    }
+    const entry = deadline as Entry;
+    if (entry.state === 'due') entry.state = 'done'; // taken out by a sweep: do not fire it
+    if (entry.state !== 'pending') return;
+    this.#unlink(entry);
+    entry.state = 'done';
+    if (this.#keepAlive && this.#size === 0) this.#timer?.unref();
   }
 
   /** Clears the timer if no deadline is pending (so a closing owner leaves nothing armed). */
   stopIfIdle(): void {
-    if (this.#pending.size > 0) return;
+    if (this.#size > 0) return;
     clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#armedAt = Number.POSITIVE_INFINITY;
   }
 
-  #arm(at: number, minDelayMs = 0): void {
+  #unlink(entry: Entry): void {
+    const { prev, next } = entry;
+    if (prev) prev.next = next;
+    else this.#head = next;
+    if (next) next.prev = prev;
+    else this.#tail = prev;
+    entry.prev = undefined;
+    entry.next = undefined;
+    this.#size -= 1;
+  }
+
+  #arm(at: number): void {
     clearTimeout(this.#timer);
     this.#armedAt = at;
-    const delayMs = Math.max(minDelayMs, Math.ceil(at - now()));
-    this.#timer = setTimeout(() => this.#sweep(), delayMs);
-    if (!this.#keepAlive || this.#pending.size === 0) this.#timer.unref();
+    const earliest = Math.max(at, this.#lastSweep + this.#resolutionMs);
+    this.#timer = setTimeout(() => this.#sweep(), Math.max(0, Math.ceil(earliest - now())));
+    if (!this.#keepAlive || this.#size === 0) this.#timer.unref();
   }
 
   #sweep(): void {
     this.#timer = undefined;
     this.#armedAt = Number.POSITIVE_INFINITY;
     const at = now();
+    this.#lastSweep = at;
+    const due: Entry[] = [];
     let next = Number.POSITIVE_INFINITY;
-    for (const deadline of this.#pending) {
-      if (deadline.at <= at) {
-        this.#pending.delete(deadline);
-        deadline.fire();
-      } else if (deadline.at < next) {
-        next = deadline.at;
+    for (let entry = this.#head; entry; ) {
+      const following = entry.next;
+      if (entry.at <= at) {
+        this.#unlink(entry);
+        entry.state = 'due';
+        due.push(entry);
+      } else if (entry.at < next) {
+        next = entry.at;
       }
+      entry = following;
     }
-    if (next < Number.POSITIVE_INFINITY) this.#arm(next, this.#resolutionMs);
+    // Armed before firing, so deadlines added by the callbacks compare against it.
+    if (next < Number.POSITIVE_INFINITY) this.#arm(next);
+    for (const entry of due) {
+      if (entry.state !== 'due') continue; // deleted by an earlier callback of this sweep
+      entry.state = 'done';
+      entry.fire();
+    }
   }
 }
 

@@ -353,6 +353,26 @@ describe('DeadlineTimer', () => {
   });
 });
 
+describe('DeadlineTimer, deleting', () => {
+  it('a deadline deleted by another due in the same sweep never fires; deleting twice or after firing is harmless', async () => {
+    const timer = new DeadlineTimer();
+    const fired: string[] = [];
+    const at = now() + 10;
+    let second: ReturnType<DeadlineTimer['add']> | undefined;
+    const first = timer.add(at, () => {
+      fired.push('first');
+      if (second) timer.delete(second); // due in this sweep too
+    });
+    second = timer.add(at, () => fired.push('second'));
+    await new Promise<void>((resolve) => timer.add(at + 20, resolve));
+    expect(fired).toEqual(['first']);
+    timer.delete(first); // already fired
+    timer.delete(second); // already deleted
+    const third = new Promise<void>((resolve) => timer.add(now() + 5, resolve));
+    await third; // the list still works
+  });
+});
+
 describe('DeadlineTimer without keepAlive', () => {
   it('stopIfIdle leaves pending deadlines alone, and one added after a stop still fires', async () => {
     const timer = new DeadlineTimer({ keepAlive: false });
