@@ -165,7 +165,12 @@ class Acquisition<G extends Grant> implements WaitContext {
   attempt(): Promise<G | null> {
     const host = this.#host;
     const request = this.#request;
-    const attempt = host.track(host.backend.tryAcquire(request, this));
+    let attempt: Promise<G | null>;
+    try {
+      attempt = host.track(host.backend.tryAcquire(request, this));
+    } catch (error) {
+      attempt = Promise.reject(error); // a backend that throws instead of rejecting
+    }
     const discard = (late: G): void => host.discard(request, late);
     if (this.controller) return raceAbort(attempt, this.controller, discard);
     if (Number.isFinite(this.deadline)) {

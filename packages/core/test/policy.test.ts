@@ -5,6 +5,7 @@
  * backends against the real thing.
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type Grant,
@@ -46,7 +47,15 @@ class ScriptedBackend implements LockBackend<ScriptedGrant> {
   unreachable: Error | undefined;
   #nextId = 1;
 
-  async tryAcquire(_request: LockRequest, wait: WaitContext): Promise<ScriptedGrant | null> {
+  /** Set: tryAcquire throws synchronously (a backend that throws instead of rejecting). */
+  throwSync: Error | undefined;
+
+  tryAcquire(request: LockRequest, wait: WaitContext): Promise<ScriptedGrant | null> {
+    if (this.throwSync) throw this.throwSync;
+    return this.#tryAcquire(request, wait);
+  }
+
+  async #tryAcquire(_request: LockRequest, wait: WaitContext): Promise<ScriptedGrant | null> {
     this.attempts += 1;
     if (this.unreachable) {
       wait.failed?.(this.unreachable);
@@ -214,6 +223,24 @@ describe('timeouts', () => {
     expect((error as Error).cause).toBe(unreachable);
     expect(backend.attempts).toBeGreaterThan(2); // it kept trying until the deadline
     expect(await lock.tryAcquire({ timeout: 50 })).toBeNull(); // tryAcquire still resolves null
+  });
+
+  it('a backend that throws instead of rejecting: every acquire form rejects with its error', async () => {
+    const broken = new Error('broken backend');
+    const { lock } = setup((b) => {
+      b.throwSync = broken;
+    });
+    const controller = new AbortController();
+    for (const acquiring of [
+      lock.tryAcquire(),
+      lock.acquire(),
+      lock.acquire({ timeout: 100 }),
+      lock.acquire({ signal: controller.signal }),
+    ]) {
+      await expect(acquiring).rejects.toBe(broken);
+    }
+    // The acquire with a signal armed before its attempt: it disarmed again (no listener left).
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 
   it('a timeout behind a holder has no cause', async () => {
