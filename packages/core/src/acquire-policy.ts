@@ -1,3 +1,4 @@
+import { raceAbort, raceDeadline, timedOut, WaitController } from './attempt-races.js';
 import type { Grant, LockBackend, LockRequest, ReleaseWatch, WaitContext } from './backend.js';
 import { publish } from './diagnostics.js';
 import { LockTimeoutError } from './errors/lock-timeout-error.js';
@@ -22,8 +23,6 @@ export interface AcquireHost<G extends Grant> {
   /** Releases a grant nobody will receive (it arrived after the caller gave up). */
   discard(request: LockRequest, grant: G): void;
 }
-
-const timedOut: unique symbol = Symbol('lockkit.timed-out');
 
 /** The acquires' deadlines: one timer for all of them, not one armed and cleared per acquire. */
 const deadlines = new DeadlineTimer();
@@ -174,7 +173,7 @@ class Acquisition<G extends Grant> implements WaitContext {
     const discard = (late: G): void => host.discard(request, late);
     if (this.controller) return raceAbort(attempt, this.controller, discard);
     if (Number.isFinite(this.deadline)) {
-      return raceDeadline(attempt, this.deadline, () => this.controller, discard);
+      return raceDeadline(attempt, deadlines, this.deadline, () => this.controller, discard);
     }
     return attempt;
   }
@@ -257,27 +256,6 @@ class Acquisition<G extends Grant> implements WaitContext {
   }
 }
 
-/**
- * The controller of one acquire. Node builds an AbortController's signal on first use, so
- * this one keeps its own aborted state and a callback for {@link raceAbort}, and the signal
- * is only built when a backend or a wait reads it (or when it aborts).
- */
-class WaitController extends AbortController {
-  aborted = false;
-  reason: unknown;
-  /** Called once on abort (the attempt or watch being raced), if set. */
-  onAbort: (() => void) | undefined;
-
-  override abort(reason?: unknown): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.reason = reason;
-    super.abort(reason);
-    this.reason = this.signal.reason; // as the signal has it (a default AbortError for none)
-    this.onAbort?.();
-  }
-}
-
 const neverAborted: AbortSignal = new AbortController().signal;
 const singleAttemptContext: WaitContext = {
   signal: neverAborted,
@@ -354,72 +332,6 @@ async function waitForChange(
   await Promise.race(notified ? [notified, poll] : [poll]).finally(() => {
     signal.removeEventListener('abort', onAbort);
     local.abort(null); // settles the losing wait; its rejection is ignored above
-  });
-}
-
-/**
- * Resolves like `work`, or rejects with the controller's reason when it aborts first. A value
- * `work` produces after that goes to `onLate` (so a late grant is released, never leaked).
- */
-function raceAbort<T>(
-  work: Promise<T>,
-  controller: WaitController,
-  onLate: (value: NonNullable<T>) => void,
-): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    let settled = false;
-    if (controller.aborted) {
-      settled = true;
-      reject(controller.reason);
-    } else {
-      controller.onAbort = () => {
-        settled = true;
-        reject(controller.reason);
-      };
-    }
-    work.then(
-      (value) => {
-        controller.onAbort = undefined;
-        if (!settled) resolve(value);
-        else if (value != null) onLate(value);
-      },
-      (error: unknown) => {
-        controller.onAbort = undefined;
-        if (!settled) reject(error);
-      },
-    );
-  });
-}
-
-/**
- * Like {@link raceAbort} for an attempt made before the acquire armed its controller: rejects
- * with `timedOut` at `deadline` (one entry on the shared deadline timer, no controller). A
- * backend that read the signal during the attempt armed the controller; if that aborted (the
- * provider closed), the attempt's rejection is reported as the abort.
- */
-function raceDeadline<T>(
-  work: Promise<T>,
-  deadline: number,
-  armed: () => WaitController | undefined,
-  onLate: (value: NonNullable<T>) => void,
-): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    let settled = false;
-    const expiry = deadlines.add(deadline, () => {
-      settled = true;
-      reject(timedOut);
-    });
-    work.then(
-      (value) => {
-        deadlines.delete(expiry);
-        if (!settled) resolve(value);
-        else if (value != null) onLate(value);
-      },
-      (error: unknown) => {
-        deadlines.delete(expiry);
-        if (!settled) reject(armed()?.aborted ? armed()?.reason : error);
-      },
-    );
   });
 }
 
