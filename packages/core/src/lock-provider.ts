@@ -103,7 +103,7 @@ export class LockProvider<G extends Grant = Grant> implements ILockProvider {
     }
     // Aborted attempts settle first (their late grants are discarded), then handles go.
     await this.#inFlight.drained();
-    await Promise.all([...this.#handles].map((handle) => handle.release()));
+    await Promise.all(this.#handles.toArray().map((handle) => handle.release()));
     await this.#inFlight.drained();
     await this.#backend.close();
   }
@@ -228,12 +228,16 @@ class HandleList<G extends Grant> {
     if (prev) prev.next = next;
     else this.#head = next;
     if (next) next.prev = prev;
+    // A released handle keeps its node (through its onDone): let go of the neighbours.
+    node.prev = undefined;
+    node.next = undefined;
     this.size -= 1;
   }
 
-  *[Symbol.iterator](): IterableIterator<ManagedHandle<G>> {
-    for (let node = this.#head; node; node = node.next) {
-      if (node.linked) yield node.handle;
-    }
+  /** The handles held now (a copy: releasing them while walking it is safe). */
+  toArray(): ManagedHandle<G>[] {
+    const handles: ManagedHandle<G>[] = [];
+    for (let node = this.#head; node; node = node.next) handles.push(node.handle);
+    return handles;
   }
 }
