@@ -1,4 +1,4 @@
-import { raceAbort, raceDeadline, timedOut, WaitController } from './attempt-races.js';
+import { raceAbort, timedOut, WaitController } from './attempt-races.js';
 import type { Grant, LockBackend, LockRequest, ReleaseWatch, WaitContext } from './backend.js';
 import { publish } from './diagnostics.js';
 import { LockTimeoutError } from './errors/lock-timeout-error.js';
@@ -78,13 +78,7 @@ export function acquireWithPolicy<G extends Grant>(
   // more than the rest of an uncontended acquire here. Until then a finite deadline still cuts
   // the first attempt short: it is raced on the shared deadline timer alone.
   if (callerSignal) run.arm();
-  return run.attempt().then(
-    (grant) =>
-      grant && !run.controller
-        ? granted(host, request, grant, started)
-        : run.wait(grant, throwOnTimeout, timeoutMs),
-    (error: unknown) => run.fail(error, throwOnTimeout, timeoutMs),
-  );
+  return run.start(throwOnTimeout, timeoutMs);
 }
 
 /**
@@ -157,25 +151,68 @@ class Acquisition<G extends Grant> implements WaitContext {
   }
 
   /**
-   * One attempt, raced against the controller if armed; unarmed, only a finite deadline cuts
-   * it short (nothing else can abort it yet, except through the signal if the backend read
-   * it, which armed the controller). A grant that arrives too late is released.
+   * The first attempt, then whatever follows it. Unarmed, only a finite deadline cuts the
+   * attempt short (nothing else can abort it yet, except through the signal if the backend
+   * read it, which armed the controller): the attempt and the deadline settle one promise
+   * between them, and a grant that arrives after the deadline is released.
    */
+  start(throwOnTimeout: boolean, timeoutMs: number): Promise<LockHandle | null> {
+    const attempt = this.#tryOnce();
+    const next = (grant: G | null): LockHandle | Promise<LockHandle | null> =>
+      grant && !this.controller
+        ? granted(this.#host, this.#request, grant, this.#started)
+        : this.wait(grant, throwOnTimeout, timeoutMs);
+    if (this.controller || !Number.isFinite(this.deadline)) {
+      return this.#raced(attempt).then(next, (error: unknown) =>
+        this.fail(error, throwOnTimeout, timeoutMs),
+      );
+    }
+    return new Promise((resolve, reject) => {
+      let late = false;
+      const fail = (error: unknown): void => {
+        try {
+          resolve(this.fail(error, throwOnTimeout, timeoutMs));
+        } catch (thrown) {
+          reject(thrown);
+        }
+      };
+      const expiry = deadlines.add(this.deadline, () => {
+        late = true;
+        fail(timedOut);
+      });
+      attempt.then(
+        (grant) => {
+          deadlines.delete(expiry);
+          if (!late) resolve(next(grant));
+          else if (grant) this.#host.discard(this.#request, grant);
+        },
+        (error: unknown) => {
+          deadlines.delete(expiry);
+          if (!late) fail(this.controller?.aborted ? this.controller.reason : error);
+        },
+      );
+    });
+  }
+
+  /** One attempt, raced against the controller if armed (a late grant is released). */
   attempt(): Promise<G | null> {
+    return this.#raced(this.#tryOnce());
+  }
+
+  #tryOnce(): Promise<G | null> {
+    const host = this.#host;
+    try {
+      return host.track(host.backend.tryAcquire(this.#request, this));
+    } catch (error) {
+      return Promise.reject(error); // a backend that throws instead of rejecting
+    }
+  }
+
+  #raced(attempt: Promise<G | null>): Promise<G | null> {
+    if (!this.controller) return attempt;
     const host = this.#host;
     const request = this.#request;
-    let attempt: Promise<G | null>;
-    try {
-      attempt = host.track(host.backend.tryAcquire(request, this));
-    } catch (error) {
-      attempt = Promise.reject(error); // a backend that throws instead of rejecting
-    }
-    const discard = (late: G): void => host.discard(request, late);
-    if (this.controller) return raceAbort(attempt, this.controller, discard);
-    if (Number.isFinite(this.deadline)) {
-      return raceDeadline(attempt, deadlines, this.deadline, () => this.controller, discard);
-    }
-    return attempt;
+    return raceAbort(attempt, this.controller, (late) => host.discard(request, late));
   }
 
   /** After the first attempt: adopts `first` if granted, else waits and retries. */

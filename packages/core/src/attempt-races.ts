@@ -1,9 +1,8 @@
 /**
- * Racing one acquire attempt against what may cut it short: the acquire's controller (caller's
- * signal, deadline, provider close) once armed, or only its deadline before that. A value the
- * attempt produces after it lost the race goes to `onLate` (a late grant is released).
+ * Racing an acquire's attempt (or its watch) against the acquire's controller: the caller's
+ * signal, the deadline, the provider's close. A value the attempt produces after it lost the
+ * race goes to `onLate` (a late grant is released).
  */
-import type { DeadlineTimer } from './timing.js';
 
 /** The reason an acquire's controller aborts with when its deadline passes. */
 export const timedOut: unique symbol = Symbol('lockkit.timed-out');
@@ -58,39 +57,6 @@ export function raceAbort<T>(
       (error: unknown) => {
         controller.onAbort = undefined;
         if (!settled) reject(error);
-      },
-    );
-  });
-}
-
-/**
- * Like {@link raceAbort} for an attempt made before the acquire armed its controller: rejects
- * with `timedOut` at `deadline` (one entry on `timer`, no controller). A
- * backend that read the signal during the attempt armed the controller; if that aborted (the
- * provider closed), the attempt's rejection is reported as the abort.
- */
-export function raceDeadline<T>(
-  work: Promise<T>,
-  timer: DeadlineTimer,
-  deadline: number,
-  armed: () => WaitController | undefined,
-  onLate: (value: NonNullable<T>) => void,
-): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    let settled = false;
-    const expiry = timer.add(deadline, () => {
-      settled = true;
-      reject(timedOut);
-    });
-    work.then(
-      (value) => {
-        timer.delete(expiry);
-        if (!settled) resolve(value);
-        else if (value != null) onLate(value);
-      },
-      (error: unknown) => {
-        timer.delete(expiry);
-        if (!settled) reject(armed()?.aborted ? armed()?.reason : error);
       },
     );
   });
