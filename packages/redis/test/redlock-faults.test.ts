@@ -94,9 +94,11 @@ describe('Redlock under faults', () => {
 
   it('fencing stays monotonic when a holder vanishes after nodes lost their counters', async () => {
     // Node 0 remembers the counter; nodes 1 and 2 came back empty (a restart without
-    // persistence). Holder A is granted by all three and vanishes without ever extending or
-    // releasing. Then node 0 hangs, so B's quorum is nodes 1 and 2 alone: B must still get a
-    // larger token than A, or a fenced resource would accept A's late writes again.
+    // persistence). Holder A is granted by nodes 0 and 1 (node 2 is paused meanwhile, so A's
+    // quorum, and so its token, includes node 0's counter whatever order replies come in) and
+    // vanishes without ever extending or releasing. Then node 0 hangs, so B's quorum is nodes
+    // 1 and 2 alone: B must still get a larger token than A, or a fenced resource would accept
+    // A's late writes again.
     const name = 'fence-after-restart';
     const { fence, lock } = redisLockKeys('', 'mutex', name);
     const raw = servers.map((server) => new Redis(server.url, { lazyConnect: false }));
@@ -110,7 +112,13 @@ describe('Redlock under faults', () => {
         commandTimeoutMs,
         autoExtend: false,
       });
-      const held = await a.createLock(name).acquire({ timeout: 2000 });
+      await servers[2]!.pause();
+      let held: LockHandle;
+      try {
+        held = await a.createLock(name).acquire({ timeout: 2000 });
+      } finally {
+        await servers[2]!.resume();
+      }
       expect(held.fencingToken).toBe(1001n);
       // A vanishes: its hold disappears without a release (no fence raise on the way out).
       for (const client of raw) await client.del(lock);
