@@ -115,14 +115,17 @@ export class RedisNode {
     deadline: number,
   ): Promise<unknown> {
     return new Promise((resolve, reject) => {
-      // One reply handler for both outcomes; the deadline entry is the only other allocation.
-      let settled = false;
+      let settled = false; // by the deadline: a later reply or failure is ignored
       const expiry = this.#deadlines.add(deadline, () => {
         settled = true;
         const waitedMs = Math.round(deadline - sent);
         const message = `Redis ${this.label} did not answer ${script.name} within ${waitedMs} ms`;
         reject(new NodeCommandError(message, true));
       });
+      const answered = (reply: unknown): void => {
+        this.#deadlines.delete(expiry);
+        resolve(reply);
+      };
       const failed = (error: unknown): void => {
         this.#deadlines.delete(expiry);
         if (settled) return;
@@ -136,20 +139,11 @@ export class RedisNode {
         );
       };
       const client = this.client as Redis;
-      client.evalsha(script.sha, keys.length, ...keys, ...args).then(
-        (reply) => {
-          this.#deadlines.delete(expiry);
-          resolve(reply);
-        },
-        (error: unknown) => {
-          // The server's script cache was flushed (restart, failover): send the source once.
-          if (!messageOf(error).startsWith('NOSCRIPT')) return failed(error);
-          client.eval(script.lua, keys.length, ...keys, ...args).then((reply) => {
-            this.#deadlines.delete(expiry);
-            resolve(reply);
-          }, failed);
-        },
-      );
+      client.evalsha(script.sha, keys.length, ...keys, ...args).then(answered, (error: unknown) => {
+        // The server's script cache was flushed (restart, failover): send the source once.
+        if (!messageOf(error).startsWith('NOSCRIPT')) return failed(error);
+        client.eval(script.lua, keys.length, ...keys, ...args).then(answered, failed);
+      });
     });
   }
 
