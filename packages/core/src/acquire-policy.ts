@@ -20,6 +20,12 @@ export interface AcquireHost<G extends Grant> {
   adopt(request: LockRequest, grant: G): LockHandle | Promise<never>;
   /** Keeps `work` (a backend call) on the books until it settles, so close() can await it. */
   track<T>(work: Promise<T>): Promise<T>;
+  /**
+   * The same bookkeeping by hand, for a caller that reacts to the call's outcome anyway:
+   * `enter()` before the call, `leave()` once it settled (saves a reaction per acquire).
+   */
+  enter(): void;
+  leave(): void;
   /** Releases a grant nobody will receive (it arrived after the caller gave up). */
   discard(request: LockRequest, grant: G): void;
 }
@@ -57,13 +63,20 @@ export function acquireWithPolicy<G extends Grant>(
   // controller, timer or wait registration. (acquire() keeps the full policy from its first
   // attempt: backends may register a waiting writer on an attempt that has a deadline.)
   if (timeoutMs === 0 && !callerSignal) {
-    return host
-      .track(backend.tryAcquire(request, singleAttemptContext))
-      .then((grant) =>
-        grant
+    const attempt = backend.tryAcquire(request, singleAttemptContext);
+    host.enter();
+    return attempt.then(
+      (grant) => {
+        host.leave();
+        return grant
           ? granted(host, request, grant, started)
-          : timeoutAfterFirstTry(backend, request, timeoutMs, started, throwOnTimeout),
-      );
+          : timeoutAfterFirstTry(backend, request, timeoutMs, started, throwOnTimeout);
+      },
+      (error: unknown) => {
+        host.leave();
+        throw error;
+      },
+    );
   }
   const deadline =
     timeoutMs === 0
@@ -157,14 +170,32 @@ class Acquisition<G extends Grant> implements WaitContext {
    * between them, and a grant that arrives after the deadline is released.
    */
   start(throwOnTimeout: boolean, timeoutMs: number): Promise<LockHandle | null> {
-    const attempt = this.#tryOnce();
+    const host = this.#host;
+    const attempt = this.#call();
+    // In flight until the attempt settles: counted by the reactions below where they react to
+    // the attempt itself, by one of its own where a race may settle first.
+    host.enter();
     const next = (grant: G | null): LockHandle | Promise<LockHandle | null> =>
       grant && !this.controller
-        ? granted(this.#host, this.#request, grant, this.#started)
+        ? granted(host, this.#request, grant, this.#started)
         : this.wait(grant, throwOnTimeout, timeoutMs);
-    if (this.controller || !Number.isFinite(this.deadline)) {
+    if (this.controller) {
+      const settled = (): void => host.leave();
+      attempt.then(settled, settled);
       return this.#raced(attempt).then(next, (error: unknown) =>
         this.fail(error, throwOnTimeout, timeoutMs),
+      );
+    }
+    if (!Number.isFinite(this.deadline)) {
+      return attempt.then(
+        (grant) => {
+          host.leave();
+          return next(grant);
+        },
+        (error: unknown) => {
+          host.leave();
+          return this.fail(error, throwOnTimeout, timeoutMs);
+        },
       );
     }
     return new Promise((resolve, reject) => {
@@ -182,11 +213,13 @@ class Acquisition<G extends Grant> implements WaitContext {
       });
       attempt.then(
         (grant) => {
+          host.leave();
           deadlines.delete(expiry);
           if (!late) resolve(next(grant));
-          else if (grant) this.#host.discard(this.#request, grant);
+          else if (grant) host.discard(this.#request, grant);
         },
         (error: unknown) => {
+          host.leave();
           deadlines.delete(expiry);
           if (!late) fail(this.controller?.aborted ? this.controller.reason : error);
         },
@@ -200,9 +233,12 @@ class Acquisition<G extends Grant> implements WaitContext {
   }
 
   #tryOnce(): Promise<G | null> {
-    const host = this.#host;
+    return this.#host.track(this.#call());
+  }
+
+  #call(): Promise<G | null> {
     try {
-      return host.track(host.backend.tryAcquire(this.#request, this));
+      return this.#host.backend.tryAcquire(this.#request, this);
     } catch (error) {
       return Promise.reject(error); // a backend that throws instead of rejecting
     }

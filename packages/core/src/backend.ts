@@ -55,7 +55,10 @@ export interface Grant {
 
 /** Lease bookkeeping for TTL backends. */
 export interface LeaseInfo {
-  /** Full lease length in ms; core extends every `durationMs / 3` when `autoExtend`. */
+  /**
+   * Full lease length in ms. With `autoExtend`, core extends first when two thirds of it
+   * remain (at `validUntil - durationMs * 2 / 3`), then `durationMs / 3` after each extension.
+   */
   readonly durationMs: number;
   /** Until when (performance.now() ms) the backend vouches for the grant. */
   readonly validUntil: number;

@@ -102,8 +102,11 @@ export class ManagedHandle<G extends Grant> implements LockHandle {
       // confirmed (from the moment one starts until one succeeds): most holds end before
       // their first extension, so they never arm it. A fixed lease arms it now.
       this.#validUntil = lease.validUntil;
-      if (lease.autoExtend && this.#backend.extend) this.#scheduleExtend(lease.durationMs / 3);
-      else this.#armExpiry(lease.validUntil);
+      // The first extension is due when two thirds of the lease remain (read off validUntil,
+      // not the clock: the grant was measured just now).
+      if (lease.autoExtend && this.#backend.extend) {
+        this.#extendAt(lease.validUntil - (lease.durationMs * 2) / 3);
+      } else this.#armExpiry(lease.validUntil);
     }
     if (this.#backend.monitor) {
       this.#stopMonitor = this.#backend.monitor(this.#request, this.#grant, (reason, cause) =>
@@ -127,8 +130,8 @@ export class ManagedHandle<G extends Grant> implements LockHandle {
     this.#expiryTimer.unref();
   }
 
-  #scheduleExtend(inMs: number): void {
-    this.#nextExtension = extensions.add(now() + inMs, () => void this.#extend());
+  #extendAt(at: number): void {
+    this.#nextExtension = extensions.add(at, () => void this.#extend());
   }
 
   async #extend(): Promise<void> {
@@ -162,7 +165,7 @@ export class ManagedHandle<G extends Grant> implements LockHandle {
       publish('extend', () => ({ ...this.#event(), ok: false, error }));
       next = Math.max(25, lease.durationMs / 10);
     }
-    this.#scheduleExtend(next);
+    this.#extendAt(now() + next);
   }
 
   #isDone(): boolean {

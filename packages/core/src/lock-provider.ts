@@ -61,10 +61,19 @@ export class LockProvider<G extends Grant = Grant> implements ILockProvider {
     this.capabilities = Object.freeze({ ...backend.capabilities });
     this.namespace = namespace;
     const host = this.#host();
-    this.#acquire = async (kind, name, maxCount, options, mode) => {
-      const valid = validateAcquireOptions(options, mode === 'try' ? 0 : Number.POSITIVE_INFINITY);
-      const request: LockRequest = { name, namespace, kind, maxCount };
-      return acquireWithPolicy(host, request, valid, mode === 'acquire');
+    // A plain function, not an async one: returning the policy's promise from an async
+    // function would cost every acquire two more promise jobs. Errors become rejections.
+    this.#acquire = (kind, name, maxCount, options, mode) => {
+      try {
+        const valid = validateAcquireOptions(
+          options,
+          mode === 'try' ? 0 : Number.POSITIVE_INFINITY,
+        );
+        const request: LockRequest = { name, namespace, kind, maxCount };
+        return acquireWithPolicy(host, request, valid, mode === 'acquire');
+      } catch (error) {
+        return Promise.reject(error);
+      }
     };
   }
 
@@ -144,6 +153,8 @@ export class LockProvider<G extends Grant = Grant> implements ILockProvider {
         this.#inFlight.add(work);
         return work;
       },
+      enter: () => this.#inFlight.enter(),
+      leave: () => this.#inFlight.leave(),
       discard: (request, grant) => {
         const cleanup = this.#backend.release(request, grant).then(
           () => undefined,
@@ -185,6 +196,15 @@ class InFlight {
   add(work: Promise<unknown>): void {
     this.#count += 1;
     work.then(this.#settled, this.#settled);
+  }
+
+  /** Counts a call by hand: {@link leave} once it settled. */
+  enter(): void {
+    this.#count += 1;
+  }
+
+  leave(): void {
+    this.#settled();
   }
 
   /** Resolves once nothing is in flight (including what is added meanwhile). */

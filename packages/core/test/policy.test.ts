@@ -9,6 +9,7 @@ import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type Grant,
+  type IDistributedLock,
   type LockBackend,
   LockLostError,
   LockProvider,
@@ -315,20 +316,23 @@ describe('arming an acquire', () => {
   });
 
   it.each([
-    ['acquire()', undefined],
-    ['acquire({ timeout })', { timeout: 5000 }],
+    ['acquire()', (lock: IDistributedLock) => lock.acquire()],
+    ['acquire({ timeout })', (lock: IDistributedLock) => lock.acquire({ timeout: 5000 })],
+    ['tryAcquire()', (lock: IDistributedLock) => lock.tryAcquire()],
   ])(
     'a %s whose first attempt is in flight at close() rejects, and its grant is released',
-    async (_label, options) => {
+    async (_label, take) => {
       const { backend, provider, lock } = setup((b) => {
         b.grantDelayMs = 50;
       });
-      const acquiring = lock.acquire(options);
+      const acquiring = take(lock);
       const outcome = acquiring.then(
         () => 'granted',
         (error: unknown) => error,
       );
       await provider.close();
+      // close() waited for the attempt in flight, and its grant was released before it resolved
+      expect(backend.releases).toHaveLength(1);
       const error = await outcome;
       expect((error as Error).name).toBe('LockAbortedError');
       expect(backend.attempts).toBe(1);

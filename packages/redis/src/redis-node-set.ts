@@ -29,24 +29,26 @@ export class RedisNodeSet {
 
   /**
    * Runs a call on every node at once; resolves when `quorum` nodes said yes (`isYes`), when
-   * they no longer can, or when all answered. Stragglers finish in the background.
+   * they no longer can, or when all answered. Stragglers finish in the background. Each node
+   * has the command timeout from `started` (default now) to answer.
    */
   vote(
     quorum: number,
     callFor: (node: RedisNode) => ScriptCall,
     isYes: (reply: unknown) => boolean,
+    started: number = now(),
   ): Promise<Votes> {
     if (this.nodes.length === 1) {
       const node = this.nodes[0] as RedisNode;
       const { script, keys, args } = callFor(node);
-      return node.run(script, keys, args, this.#commandTimeoutMs).then(
+      return node.run(script, keys, args, this.#commandTimeoutMs, started).then(
         (value): Votes => [{ ok: true, value }],
         (error: unknown): Votes => [{ ok: false, error }],
       );
     }
     const attempts = this.nodes.map((node) => {
       const { script, keys, args } = callFor(node);
-      return node.run(script, keys, args, this.#commandTimeoutMs);
+      return node.run(script, keys, args, this.#commandTimeoutMs, started);
     });
     const noLimit = this.nodes.length - quorum;
     const { votes, settled } = collectVotes(attempts, (sofar) => {

@@ -1,5 +1,5 @@
 import { BackendUnavailableError, DeadlineTimer, now } from '@lockkit/core';
-import { type Cluster, Redis, type RedisOptions } from 'ioredis';
+import { type Cluster, Command, Redis, type RedisOptions } from 'ioredis';
 import type { LuaScript } from './scripts/lua-script.js';
 
 /** An ioredis client: a standalone `Redis` or a `Cluster`. */
@@ -48,6 +48,8 @@ export class RedisNode {
    * socket, and so the process, alive: the timer never does).
    */
   readonly #deadlines = new DeadlineTimer({ keepAlive: false });
+  /** What ioredis's own methods pass to a command: the key prefix, replies as strings. */
+  readonly #commandOptions: { readonly keyPrefix?: string; readonly replyEncoding: 'utf8' };
 
   constructor(spec: string | RedisOptions | RedisClient, index: number) {
     if (typeof spec === 'string' || !isRedisClient(spec)) {
@@ -63,18 +65,25 @@ export class RedisNode {
     }
     const options = this.client.options as { keyPrefix?: string | undefined };
     this.keyPrefix = options.keyPrefix ?? '';
+    this.#commandOptions = this.keyPrefix
+      ? { keyPrefix: this.keyPrefix, replyEncoding: 'utf8' }
+      : { replyEncoding: 'utf8' };
     this.sharded = isCluster(this.client);
     this.label = `node ${index}`;
   }
 
-  /** Runs `script` within `timeoutMs`; rejects with {@link NodeCommandError} on any failure. */
+  /**
+   * Runs `script` within `timeoutMs` from `started` (performance.now() ms, default now: a
+   * caller that already read the clock passes its reading); rejects with
+   * {@link NodeCommandError} on any failure.
+   */
   run(
     script: LuaScript,
     keys: readonly string[],
     args: readonly (string | number)[],
     timeoutMs: number,
+    started: number = now(),
   ): Promise<unknown> {
-    const started = now();
     if (this.client.status === 'ready') {
       return this.#runWithDeadline(script, keys, args, started, started + timeoutMs);
     }
@@ -106,7 +115,12 @@ export class RedisNode {
     );
   }
 
-  /** Sends the script (now: `sent`); rejects at `deadline` if no reply came (performance.now() ms). */
+  /**
+   * Sends the script (now: `sent`); rejects at `deadline` if no reply came (performance.now()
+   * ms). The command is built and sent as ioredis's own methods do, minus their argument
+   * juggling; at the deadline it is rejected (a later reply is then ignored by ioredis, and
+   * the command keeps its place in the reply queue, so the replies after it stay matched).
+   */
   #runWithDeadline(
     script: LuaScript,
     keys: readonly string[],
@@ -114,37 +128,48 @@ export class RedisNode {
     sent: number,
     deadline: number,
   ): Promise<unknown> {
-    return new Promise((resolve, reject) => {
-      let settled = false; // by the deadline: a later reply or failure is ignored
-      const expiry = this.#deadlines.add(deadline, () => {
-        settled = true;
-        const waitedMs = Math.round(deadline - sent);
-        const message = `Redis ${this.label} did not answer ${script.name} within ${waitedMs} ms`;
-        reject(new NodeCommandError(message, true));
-      });
-      const answered = (reply: unknown): void => {
-        this.#deadlines.delete(expiry);
-        resolve(reply);
-      };
-      const failed = (error: unknown): void => {
-        this.#deadlines.delete(expiry);
-        if (settled) return;
-        const replied = error instanceof Error && error.name === 'ReplyError';
-        reject(
-          new NodeCommandError(
-            `Redis ${this.label} failed ${script.name}: ${messageOf(error)}`,
-            !replied,
-            error,
-          ),
-        );
-      };
-      const client = this.client as Redis;
-      client.evalsha(script.sha, keys.length, ...keys, ...args).then(answered, (error: unknown) => {
-        // The server's script cache was flushed (restart, failover): send the source once.
-        if (!messageOf(error).startsWith('NOSCRIPT')) return failed(error);
-        client.eval(script.lua, keys.length, ...keys, ...args).then(answered, failed);
-      });
+    let command = this.#command('evalsha', script.sha, keys, args);
+    let late = false;
+    const expiry = this.#deadlines.add(deadline, () => {
+      late = true;
+      const waitedMs = Math.round(deadline - sent);
+      const message = `Redis ${this.label} did not answer ${script.name} within ${waitedMs} ms`;
+      command.reject(new NodeCommandError(message, true));
     });
+    const answered = (reply: unknown): unknown => {
+      this.#deadlines.delete(expiry);
+      return reply;
+    };
+    const failed = (error: unknown): never => {
+      this.#deadlines.delete(expiry);
+      if (late) throw error; // the deadline's own error
+      const replied = error instanceof Error && error.name === 'ReplyError';
+      throw new NodeCommandError(
+        `Redis ${this.label} failed ${script.name}: ${messageOf(error)}`,
+        !replied,
+        error,
+      );
+    };
+    return this.#send(command).then(answered, (error: unknown) => {
+      // The server's script cache was flushed (restart, failover): send the source once.
+      if (late || !messageOf(error).startsWith('NOSCRIPT')) return failed(error);
+      command = this.#command('eval', script.lua, keys, args);
+      return this.#send(command).then(answered, failed);
+    });
+  }
+
+  #command(
+    name: 'evalsha' | 'eval',
+    script: string,
+    keys: readonly string[],
+    args: readonly (string | number)[],
+  ): Command {
+    return new Command(name, [script, keys.length, ...keys, ...args], this.#commandOptions);
+  }
+
+  #send(command: Command): Promise<unknown> {
+    this.client.sendCommand(command);
+    return command.promise;
   }
 
   #whenReady(timeoutMs: number): Promise<void> {
