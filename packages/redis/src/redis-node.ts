@@ -19,6 +19,9 @@ export class NodeCommandError extends BackendUnavailableError {
   }
 }
 
+/** Replies as strings, as ioredis's own command methods ask for them. */
+const replyAsString = { replyEncoding: 'utf8' } as const;
+
 /** Options lockkit forces on clients it creates: nothing is ever queued or replayed by ioredis. */
 const ownedClientOptions = {
   lazyConnect: true,
@@ -48,8 +51,6 @@ export class RedisNode {
    * socket, and so the process, alive: the timer never does).
    */
   readonly #deadlines = new DeadlineTimer({ keepAlive: false });
-  /** What ioredis's own methods pass to a command: the key prefix, replies as strings. */
-  readonly #commandOptions: { readonly keyPrefix?: string; readonly replyEncoding: 'utf8' };
 
   constructor(spec: string | RedisOptions | RedisClient, index: number) {
     if (typeof spec === 'string' || !isRedisClient(spec)) {
@@ -65,9 +66,6 @@ export class RedisNode {
     }
     const options = this.client.options as { keyPrefix?: string | undefined };
     this.keyPrefix = options.keyPrefix ?? '';
-    this.#commandOptions = this.keyPrefix
-      ? { keyPrefix: this.keyPrefix, replyEncoding: 'utf8' }
-      : { replyEncoding: 'utf8' };
     this.sharded = isCluster(this.client);
     this.label = `node ${index}`;
   }
@@ -158,13 +156,25 @@ export class RedisNode {
     });
   }
 
+  /**
+   * The command with its arguments set directly, as strings with the key prefix applied:
+   * ioredis's constructor would flatten them with `Array.prototype.flat`, which here costs
+   * more than all the rest of building and writing a command (it is given none, so it
+   * flattens and stringifies nothing).
+   */
   #command(
     name: 'evalsha' | 'eval',
     script: string,
     keys: readonly string[],
     args: readonly (string | number)[],
   ): Command {
-    return new Command(name, [script, keys.length, ...keys, ...args], this.#commandOptions);
+    const command = new Command(name, [], replyAsString);
+    const argv: string[] = [script, String(keys.length)];
+    const prefix = this.keyPrefix;
+    for (const key of keys) argv.push(prefix + key);
+    for (const arg of args) argv.push(typeof arg === 'string' ? arg : String(arg));
+    command.args = argv;
+    return command;
   }
 
   #send(command: Command): Promise<unknown> {
