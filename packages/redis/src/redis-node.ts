@@ -115,9 +115,11 @@ export class RedisNode {
 
   /**
    * Sends the script (now: `sent`); rejects at `deadline` if no reply came (performance.now()
-   * ms). The command is built and sent as ioredis's own methods do, minus their argument
-   * juggling; at the deadline it is rejected (a later reply is then ignored by ioredis, and
-   * the command keeps its place in the reply queue, so the replies after it stay matched).
+   * ms). The caller gets the command's own promise: its settle functions, which ioredis calls
+   * with the reply, are wrapped here (to clear the deadline, to describe a failure, and to
+   * answer NOSCRIPT with the source), so no promise is chained per command. At the deadline
+   * the command is rejected; a later reply is ignored, and the command keeps its place in
+   * ioredis's reply queue, so the replies after it stay matched.
    */
   #runWithDeadline(
     script: LuaScript,
@@ -126,34 +128,48 @@ export class RedisNode {
     sent: number,
     deadline: number,
   ): Promise<unknown> {
-    let command = this.#command('evalsha', script.sha, keys, args);
-    let late = false;
+    const command = this.#command('evalsha', script.sha, keys, args);
+    const { resolve, reject } = command;
+    let settled = false;
     const expiry = this.#deadlines.add(deadline, () => {
-      late = true;
+      settled = true;
       const waitedMs = Math.round(deadline - sent);
-      const message = `Redis ${this.label} did not answer ${script.name} within ${waitedMs} ms`;
-      command.reject(new NodeCommandError(message, true));
+      reject(
+        new NodeCommandError(
+          `Redis ${this.label} did not answer ${script.name} within ${waitedMs} ms`,
+          true,
+        ),
+      );
     });
-    const answered = (reply: unknown): unknown => {
+    const answered = (reply: unknown): void => {
       this.#deadlines.delete(expiry);
-      return reply;
+      resolve(reply);
     };
-    const failed = (error: unknown): never => {
+    const failed = (error: unknown): void => {
       this.#deadlines.delete(expiry);
-      if (late) throw error; // the deadline's own error
+      if (settled) return; // the deadline's error stands
       const replied = error instanceof Error && error.name === 'ReplyError';
-      throw new NodeCommandError(
-        `Redis ${this.label} failed ${script.name}: ${messageOf(error)}`,
-        !replied,
-        error,
+      reject(
+        new NodeCommandError(
+          `Redis ${this.label} failed ${script.name}: ${messageOf(error)}`,
+          !replied,
+          error,
+        ),
       );
     };
-    return this.#send(command).then(answered, (error: unknown) => {
+    command.resolve = answered;
+    command.reject = (error: Error): void => {
       // The server's script cache was flushed (restart, failover): send the source once.
-      if (late || !messageOf(error).startsWith('NOSCRIPT')) return failed(error);
-      command = this.#command('eval', script.lua, keys, args);
-      return this.#send(command).then(answered, failed);
-    });
+      if (settled || !messageOf(error).startsWith('NOSCRIPT')) {
+        failed(error);
+        return;
+      }
+      const fallback = this.#command('eval', script.lua, keys, args);
+      this.client.sendCommand(fallback);
+      fallback.promise.then(answered, failed);
+    };
+    this.client.sendCommand(command);
+    return command.promise;
   }
 
   /**
@@ -175,11 +191,6 @@ export class RedisNode {
     for (const arg of args) argv.push(typeof arg === 'string' ? arg : String(arg));
     command.args = argv;
     return command;
-  }
-
-  #send(command: Command): Promise<unknown> {
-    this.client.sendCommand(command);
-    return command.promise;
   }
 
   #whenReady(timeoutMs: number): Promise<void> {
