@@ -128,7 +128,7 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
     // No race with wait.signal here: building that signal costs more than the rest of an
     // uncontended attempt. An attempt the caller gave up on is still undone: core releases a
     // late grant, and a failed or timed-out one is cancelled below.
-    const votes = await this.#nodes.vote(quorum, () => call, isGrant, started);
+    const votes = await this.#nodes.vote(quorum, call, isGrant, started);
     const validUntil = started + leaseMs - clockDriftMs(leaseMs);
     let fencingToken = 0n;
     let granted = 0;
@@ -163,7 +163,7 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
         // vanishes before it ever extends or releases (found by the chaos run: after a
         // minority restarted empty, tokens repeated or went back).
         const raise = extendCall(request, keys, token, leaseMs, fenceFloor);
-        const raised = await this.#nodes.vote(quorum, () => raise, ran);
+        const raised = await this.#nodes.vote(quorum, raise, ran);
         const lifted = raised.filter((vote) => vote?.ok === true && ran(vote.value)).length;
         if (lifted < quorum || now() >= validUntil) {
           this.#undo(request, keys, token, votes);
@@ -253,7 +253,7 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
     const call = extendCall(request, keys, grant.token, leaseMs, grant.fenceFloor);
     const quorum = this.#quorumOf(request);
     const started = now();
-    const votes = await this.#nodes.vote(quorum, () => call, isYes, started);
+    const votes = await this.#nodes.vote(quorum, call, isYes, started);
     const held = this.#nodes.verdict(quorum, votes);
     if (held === undefined) throw this.#nodes.unavailable(request.name, 'extend', votes);
     if (!held) return false;

@@ -30,24 +30,24 @@ export class RedisNodeSet {
   /**
    * Runs a call on every node at once; resolves when `quorum` nodes said yes (`isYes`), when
    * they no longer can, or when all answered. Stragglers finish in the background. Each node
-   * has the command timeout from `started` (default now) to answer.
+   * has the command timeout from `started` (default now) to answer. `call` is the same on
+   * every node, or made per node.
    */
   vote(
     quorum: number,
-    callFor: (node: RedisNode) => ScriptCall,
+    call: ScriptCall | ((node: RedisNode) => ScriptCall),
     isYes: (reply: unknown) => boolean,
     started: number = now(),
   ): Promise<Votes> {
     if (this.nodes.length === 1) {
       const node = this.nodes[0] as RedisNode;
-      const { script, keys, args } = callFor(node);
-      return node.run(script, keys, args, this.#commandTimeoutMs, started).then(
-        (value): Votes => [{ ok: true, value }],
-        (error: unknown): Votes => [{ ok: false, error }],
-      );
+      const { script, keys, args } = typeof call === 'function' ? call(node) : call;
+      return node
+        .run(script, keys, args, this.#commandTimeoutMs, started)
+        .then(answeredVote, failedVote);
     }
     const attempts = this.nodes.map((node) => {
-      const { script, keys, args } = callFor(node);
+      const { script, keys, args } = typeof call === 'function' ? call(node) : call;
       return node.run(script, keys, args, this.#commandTimeoutMs, started);
     });
     const noLimit = this.nodes.length - quorum;
@@ -131,3 +131,6 @@ export class RedisNodeSet {
 }
 
 function noop(): void {}
+
+const answeredVote = (value: unknown): Votes => [{ ok: true, value }];
+const failedVote = (error: unknown): Votes => [{ ok: false, error }];
