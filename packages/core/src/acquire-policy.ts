@@ -389,23 +389,34 @@ function timeoutAfterFirstTry(
   return null;
 }
 
-/** Waits for a release notification or the jittered safety poll, whichever comes first. */
+/**
+ * Waits for a release notification or the jittered safety poll, whichever comes first; rejects
+ * with `signal.reason` when `signal` aborts. The poll timer keeps the process alive (the
+ * caller awaits this wait). When the notification wins, the poll is cleared and nothing is
+ * aborted: the watch took its waiter back when it notified, and an abort (an event dispatch)
+ * cost more than the rest of a handoff's client-side work here. Only a poll that wins aborts
+ * the pending `next()`, so a later notification stays latched for the next wait.
+ */
 async function waitForChange(
   watch: ReleaseWatch | undefined,
   pollMs: number,
   signal: AbortSignal,
 ): Promise<void> {
+  if (signal.aborted) throw signal.reason;
+  if (!watch) return delay(jitter(pollMs), signal, true);
   const local = new AbortController();
   const onAbort = (): void => local.abort(signal.reason);
   signal.addEventListener('abort', onAbort, { once: true });
-  const poll = delay(jitter(pollMs), local.signal, true); // the caller awaits this wait
-  const notified = watch?.next(local.signal);
-  poll.catch(noop);
-  notified?.catch(noop);
-  await Promise.race(notified ? [notified, poll] : [poll]).finally(() => {
-    signal.removeEventListener('abort', onAbort);
-    local.abort(null); // settles the losing wait; its rejection is ignored above
+  let timer: NodeJS.Timeout | undefined;
+  const poll = new Promise<typeof polled>((resolve) => {
+    timer = setTimeout(resolve, jitter(pollMs), polled);
   });
+  try {
+    if ((await Promise.race([watch.next(local.signal), poll])) === polled) local.abort(null);
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', onAbort);
+  }
 }
 
-function noop(): void {}
+const polled = Symbol('polled');

@@ -16,6 +16,7 @@ import {
   type LockRequest,
   LockTimeoutError,
   now,
+  type ReleaseWatch,
   type WaitContext,
   Wakeup,
 } from '../src/index.js';
@@ -197,6 +198,42 @@ describe('waiting', () => {
     const handle = await waiting;
     expect(now() - notifiedAt).toBeLessThan(50);
     expect(backend.watchers.size).toBe(0); // the watch was closed
+    await handle.release();
+    await holder.release();
+  });
+
+  it('a notification after the safety poll fired still wakes the wait that follows it', async () => {
+    const { backend, lock } = setup((b) => {
+      b.pollIntervalMs = 250;
+    });
+    const signals: AbortSignal[] = []; // what each wait passed to the watch's next()
+    const watch = backend.watch.bind(backend);
+    backend.watch = (): Wakeup => {
+      const wakeup = watch();
+      const recorded: ReleaseWatch = {
+        next: (signal) => {
+          signals.push(signal);
+          return wakeup.next(signal);
+        },
+        close: () => wakeup.close(),
+      };
+      return recorded as Wakeup;
+    };
+    const holder = await lock.acquire();
+    backend.free = false;
+    const waiting = lock.acquire();
+    // The waiter's first wait ends by its safety poll (about 250 ms): one more refused attempt.
+    while (backend.attempts < 4) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(signals[0]?.aborted).toBe(true); // the poll cancelled that wait's next()
+    const notifiedAt = now();
+    backend.releasedElsewhere();
+    const handle = await waiting;
+    // Woken by the notification, not by the next poll (at least 200 ms away): the wait the poll
+    // ended did not keep a waiter behind that swallowed it.
+    expect(now() - notifiedAt).toBeLessThan(100);
+    expect(backend.attempts).toBe(5);
+    expect(signals).toHaveLength(2);
+    expect(signals[1]?.aborted).toBe(false); // a notified wait aborts nothing
     await handle.release();
     await holder.release();
   });
