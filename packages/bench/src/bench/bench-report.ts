@@ -1,5 +1,6 @@
 import { backendLabels } from '../backends/backend-ids.js';
 import type { ContenderResult, MachineInfo } from './bench-result.js';
+import { fullSettings } from './bench-settings.js';
 import {
   benchHeader,
   benchNotes,
@@ -35,7 +36,7 @@ ${notes.length > 0 ? `\n${notes.map((note) => `- ${note}`).join('\n')}\n` : ''}
 ## What each column measures
 
 - **uncontended acquire+release/s** — one client takes and gives back a lock nobody else
-  wants, in a loop. Contenders take turns in short slices (${machine.quick ? 'quick run' : '7 × 250 ms each'})
+  wants, in a loop. Contenders take turns in short slices (${machine.quick ? 'quick run' : `${fullSettings.slices} × ${fullSettings.sliceMs} ms each, after 300 ms of warm-up`})
   so that the machine's drifting load hits all of them alike; the median slice counts.
 - **handoff p50 / p99** — one client holds the lock, a second one waits; after the waiter has
   settled into its wait (10–30 ms, random) the holder releases. The figure is the time from

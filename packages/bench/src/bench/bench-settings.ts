@@ -12,10 +12,15 @@ export interface BenchSettings {
   readonly heldLocks: number;
 }
 
-/** `pnpm bench`: about 3–4 minutes for every backend on 2 cores. */
+/**
+ * `pnpm bench`: about 3–4 minutes for every backend on 2 cores. Uncontended slices are short
+ * and many: the machine's rate drifts within tenths of a second, so 250 ms slices let one
+ * contender's median move by a tenth between runs; 30 ms slices put the contenders of a round
+ * on the same machine state.
+ */
 export const fullSettings: BenchSettings = {
-  slices: 7,
-  sliceMs: 250,
+  slices: 60,
+  sliceMs: 30,
   handoffRounds: 100,
   handoffBudgetMs: 6000,
   workerMs: 3000,

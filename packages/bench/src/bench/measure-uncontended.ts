@@ -3,8 +3,8 @@ import type { Contender, LockClient } from './contender.js';
 
 /**
  * Acquire + release cycles per second on a lock nobody else wants, for every contender of a
- * backend: short slices taken in turns (so drifting machine load hits all alike), after one
- * warm-up slice each; the median slice counts. A contender that fails gets NaN and an error.
+ * backend: short slices taken in turns (so drifting machine load hits all alike), after 300 ms
+ * of warm-up slices each; the median slice counts. A contender that fails gets NaN and an error.
  */
 export async function measureUncontended(
   contenders: readonly Contender[],
@@ -22,7 +22,8 @@ export async function measureUncontended(
   );
   const rates: number[][] = contenders.map(() => []);
   try {
-    for (let slice = -1; slice < slices; slice++) {
+    const warmupSlices = Math.ceil(300 / sliceMs);
+    for (let slice = -warmupSlices; slice < slices; slice++) {
       for (const [index, client] of clients.entries()) {
         if (!client || errors[index]) continue;
         const name = `bench:uncontended:${index}`;
