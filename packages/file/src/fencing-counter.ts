@@ -1,156 +1,159 @@
 /**
- * The fencing counter: one small file per key (`<key>/fence`) holding the last token as 20
- * decimal digits and a newline. It is only ever read and rewritten by the holder of the
- * key's lock directory (the mutex's `lock`, or the `gate` of an RW lock or semaphore), so
- * no two processes update it at once; a holder that may have stalled past its lease during
- * the update checks that its marker is still in place before it uses the token.
+ * The fencing counter: the NAME of one empty file per key, `<key>/fence.<token>`, the last
+ * token handed out. Only the holder of the key's lock directory (the mutex's `lock`, or the
+ * `gate` of an RW lock or semaphore) draws, by renaming `fence.<n>` to `fence.<n + 1>`.
  *
- * The new value is written with ONE `write` at offset 0, of the same length as the old one: a
- * process killed at any moment (even SIGKILL mid-update) leaves either the old or the new
- * value, never a mix and never a smaller number. lockkit never deletes the file, so the
- * counter survives releases, expiries, crashes and restarts. It is not fsync'ed: after a
- * power loss the file system may roll it back to its last flushed state.
+ * The rename is a compare-and-swap: it fails (ENOENT) unless the counter still stands at `n`.
+ * A holder that stalled (SIGSTOP, a long GC) between learning `n` and renaming, while a
+ * contender found its lock stale, took it over and drew on, finds `fence.<n>` gone and gets
+ * no token from it: the counter never goes back, whatever the timing. (A counter kept as file
+ * content cannot promise that: a write of `n + 1` that was held up lands after the newer
+ * values and rewinds them; the chaos run caught exactly that.) A holder that may have stalled
+ * after its draw checks its marker is still in place before it uses the token.
+ *
+ * A rename is atomic, so a process killed at any moment leaves the old name or the new one.
+ * lockkit never deletes the counter, so it survives releases, expiries, crashes and restarts.
+ * It is not fsync'ed: after a power loss the file system may roll the last renames back. A
+ * `fence` file holding a 20-digit record (the counter of earlier lockkit versions) is taken
+ * over on first use.
  *
  * @module
  */
 import { BackendUnavailableError } from '@lockkit/core';
 import { type FileOps, isMissing, unavailable } from './file-system.js';
+import { childPath, FENCE_FILE } from './lock-paths.js';
 
-const DIGITS = 20;
-const RECORD = /^(\d{20})\n$/;
+const COUNTER_NAME = /^fence\.(\d{1,20})$/;
+const LEGACY_RECORD = /^(\d{20})\n$/;
 
-/** Parses the counter file's content ('' for a new file). */
-export function parseCounter(content: string, path: string): bigint {
+/** The counter file's name for `value`. */
+export function counterName(value: bigint): string {
+  return `${FENCE_FILE}.${value}`;
+}
+
+/** The counter's value from a key directory's entry names (undefined: no counter yet). */
+export function counterValue(names: readonly string[]): bigint | undefined {
+  let value: bigint | undefined;
+  for (const name of names) {
+    const match = COUNTER_NAME.exec(name);
+    if (!match) continue;
+    const found = BigInt(match[1] as string);
+    if (value === undefined || found > value) value = found;
+  }
+  return value;
+}
+
+/** Parses an earlier lockkit version's counter record ('' for an empty file). */
+export function parseLegacyCounter(content: string, path: string): bigint {
   if (content === '') return 0n;
-  const match = RECORD.exec(content);
+  const match = LEGACY_RECORD.exec(content);
   if (!match) {
     throw new BackendUnavailableError(
       `Fencing counter ${path} is corrupt (${JSON.stringify(content.slice(0, 32))}); ` +
-        'restore it, or replace it with a value above every token handed out',
+        `restore it, or replace it with a file named ${FENCE_FILE}.<n> for an n above every ` +
+        'token handed out',
     );
   }
-  return BigInt(match[1]!);
-}
-
-/** The counter file's content for `value`. */
-export function formatCounter(value: bigint): string {
-  return `${value.toString().padStart(DIGITS, '0')}\n`;
-}
-
-interface OpenCounter {
-  readonly fd: Promise<number>;
-  users: number;
-  retired: boolean;
-  closed: boolean;
+  return BigInt(match[1] as string);
 }
 
 /**
- * The counters of one provider. Files stay open between uses (a few, least recently used
- * first out) so an increment is one read and one write; `close()` closes them all.
+ * The counters of one provider. It remembers the last value it saw per key, so a holder that
+ * drew last time draws again with one rename; after another process drew, that rename fails
+ * and the directory is read once.
  */
 export class FencingCounters {
   readonly #fs: FileOps;
-  readonly #open = new Map<string, OpenCounter>();
-  readonly #closing = new Set<Promise<unknown>>();
-  readonly #maxOpen: number;
+  readonly #last = new Map<string, bigint>();
+  readonly #maxRemembered: number;
 
-  constructor(fs: FileOps, maxOpen = 16) {
+  constructor(fs: FileOps, maxRemembered = 1000) {
     this.#fs = fs;
-    this.#maxOpen = maxOpen;
+    this.#maxRemembered = maxRemembered;
   }
 
-  /** Increments the counter at `fenceFile` (creating it, and `keyDir`, if needed). */
-  async next(fenceFile: string, keyDir: string): Promise<bigint> {
-    let counter = this.#use(fenceFile, keyDir);
-    if (await this.#deleted(counter)) {
-      // Someone deleted the file (or its whole directory): a kept descriptor would go on
-      // counting in the orphan while other processes count in the new file.
-      this.#release(fenceFile, counter);
-      counter = this.#use(fenceFile, keyDir);
-    }
-    try {
-      const fd = await counter.fd;
-      const token = parseCounter(await this.#fs.readHead(fd), fenceFile) + 1n;
-      await this.#fs.writeHead(fd, formatCounter(token));
+  /** Draws the next token of the counter in `keyDir` (creating both if needed). */
+  async next(keyDir: string): Promise<bigint> {
+    // A failed rename means someone else drew since we looked: a stalled former holder's
+    // draw can land between ours at most once per stall, so a few rounds always settle it.
+    for (let round = 0; round < 4; round++) {
+      const current = this.#last.get(keyDir) ?? (await this.#read(keyDir));
+      const token = current + 1n;
+      try {
+        await this.#fs.rename(
+          childPath(keyDir, counterName(current)),
+          childPath(keyDir, counterName(token)),
+        );
+      } catch (error) {
+        this.#last.delete(keyDir);
+        if (isMissing(error)) continue;
+        throw unavailable(`update the fencing counter in ${keyDir}`, error);
+      }
+      this.#remember(keyDir, token);
       return token;
-    } catch (error) {
-      counter.retired = true;
-      if (this.#open.get(fenceFile) === counter) this.#open.delete(fenceFile);
-      if (BackendUnavailableError.isInstance(error)) throw error;
-      throw unavailable(`update ${fenceFile}`, error);
-    } finally {
-      this.#release(fenceFile, counter, false);
     }
+    throw new BackendUnavailableError(
+      `The fencing counter in ${keyDir} kept moving while this process held its lock ` +
+        '(another process draws from it: is a lock directory shared without its lock?)',
+    );
   }
 
-  async #deleted(counter: OpenCounter): Promise<boolean> {
-    try {
-      return await this.#fs.isUnlinked(await counter.fd);
-    } catch {
-      return false; // an open failure is reported by next()
-    }
-  }
-
-  /** Ends one use; `retire` also takes the counter out of the cache. */
-  #release(fenceFile: string, counter: OpenCounter, retire = true): void {
-    counter.users -= 1;
-    if (retire) this.#retire(fenceFile, counter);
-    else if (counter.retired) this.#closeFd(counter);
-  }
-
-  /** Closes every open counter file (nothing may be in use). */
+  /** Forgets what it remembered (nothing is held open). */
   async close(): Promise<void> {
-    for (const [path, counter] of [...this.#open]) this.#retire(path, counter);
-    while (this.#closing.size > 0) await Promise.all(this.#closing);
+    this.#last.clear();
   }
 
-  #use(fenceFile: string, keyDir: string): OpenCounter {
-    let counter = this.#open.get(fenceFile);
-    if (counter) {
-      this.#open.delete(fenceFile); // most recently used goes last
-    } else {
-      counter = { fd: this.#openFile(fenceFile, keyDir), users: 0, retired: false, closed: false };
-      counter.fd.catch(() => undefined);
+  #remember(keyDir: string, value: bigint): void {
+    this.#last.delete(keyDir); // most recently used goes last
+    this.#last.set(keyDir, value);
+    if (this.#last.size > this.#maxRemembered) {
+      const oldest = this.#last.keys().next().value;
+      if (oldest !== undefined) this.#last.delete(oldest);
     }
-    this.#open.set(fenceFile, counter);
-    counter.users += 1;
-    for (const [path, old] of this.#open) {
-      if (this.#open.size <= this.#maxOpen) break;
-      if (old.users === 0) this.#retire(path, old);
-    }
-    return counter;
   }
 
-  async #openFile(fenceFile: string, keyDir: string): Promise<number> {
+  /** The counter's value on disk; creates the counter (and `keyDir`) if there is none. */
+  async #read(keyDir: string): Promise<bigint> {
+    const fs = this.#fs;
+    let names: string[];
     try {
-      return await this.#fs.openFile(fenceFile);
+      names = await fs.readdir(keyDir);
     } catch (error) {
-      if (!isMissing(error)) throw unavailable(`open ${fenceFile}`, error);
-      await this.#fs.mkdirp(keyDir).catch((e: unknown) => {
+      if (!isMissing(error)) throw unavailable(`read ${keyDir}`, error);
+      await fs.mkdirp(keyDir).catch((e: unknown) => {
         throw unavailable(`mkdir ${keyDir}`, e);
       });
-      return await this.#fs.openFile(fenceFile).catch((e: unknown) => {
-        throw unavailable(`open ${fenceFile}`, e);
-      });
+      names = [];
     }
+    const value = counterValue(names);
+    if (value !== undefined) return value;
+    const legacy = childPath(keyDir, FENCE_FILE);
+    if (names.includes(FENCE_FILE)) {
+      // An earlier version's counter: its record becomes the name.
+      const fd = await fs.openFile(legacy).catch((e: unknown) => {
+        throw unavailable(`open ${legacy}`, e);
+      });
+      let start: bigint;
+      try {
+        start = parseLegacyCounter(await fs.readHead(fd), legacy);
+      } finally {
+        await fs.closeFile(fd).catch(() => undefined);
+      }
+      await this.#create(legacy, childPath(keyDir, counterName(start)));
+      return start;
+    }
+    const fd = await fs.openFile(legacy).catch((e: unknown) => {
+      throw unavailable(`create ${legacy}`, e);
+    });
+    await fs.closeFile(fd).catch(() => undefined);
+    await this.#create(legacy, childPath(keyDir, counterName(0n)));
+    return 0n;
   }
 
-  /** Takes a counter out of the cache; its file is closed once nobody uses it. */
-  #retire(fenceFile: string, counter: OpenCounter): void {
-    if (this.#open.get(fenceFile) === counter) this.#open.delete(fenceFile);
-    counter.retired = true;
-    this.#closeFd(counter);
-  }
-
-  /** Closes a retired counter's file once its last user is done (exactly once). */
-  #closeFd(counter: OpenCounter): void {
-    if (counter.users > 0 || counter.closed) return;
-    counter.closed = true;
-    const closing = counter.fd.then(
-      (fd) => this.#fs.closeFile(fd).catch(() => undefined),
-      () => undefined,
-    );
-    this.#closing.add(closing);
-    void closing.then(() => this.#closing.delete(closing));
+  /** Renames the file at `from` to the counter name `to` (someone else may have done it). */
+  async #create(from: string, to: string): Promise<void> {
+    await this.#fs.rename(from, to).catch((error: unknown) => {
+      if (!isMissing(error)) throw unavailable(`create ${to}`, error);
+    });
   }
 }

@@ -62,7 +62,7 @@ async function fenceUnder(
   paths: KeyPaths,
   lock: Holding,
 ): Promise<{ fencingToken: bigint; touchedAt: number } | undefined> {
-  const fencingToken = await context.counters.next(paths.fenceFile, paths.keyDir);
+  const fencingToken = await context.counters.next(paths.keyDir);
   const { dirs, staleness } = context;
   if (now() - lock.lastBeat > staleness.leaseMs / 4 && !(await dirs.confirm(lock)))
     return undefined;

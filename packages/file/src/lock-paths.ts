@@ -6,9 +6,9 @@
  * ```
  * <directory>/
  *   .spares/                      prepared directories, renamed into place to take a lock
- *   mutex.<readable>.<hash>/      lock/<marker>/  fence
- *   rw.<readable>.<hash>/         gate/<marker>/  fence  r.<marker>/ …  (one per reader)
- *   semaphore.<readable>.<hash>/  gate/<marker>/  fence  p.<marker>/ …  (one per permit)
+ *   mutex.<readable>.<hash>/      lock/<marker>/  fence.<n>
+ *   rw.<readable>.<hash>/         gate/<marker>/  fence.<n>  r.<marker>/ …  (one per reader)
+ *   semaphore.<readable>.<hash>/  gate/<marker>/  fence.<n>  p.<marker>/ …  (one per permit)
  * ```
  *
  * @module
@@ -32,7 +32,7 @@ export const SPARES_DIR = '.spares';
 export const LOCK_DIR = 'lock';
 /** The RW lock's and semaphore's gate (a lock directory) inside the key directory. */
 export const GATE_DIR = 'gate';
-/** The fencing counter file inside the key directory. */
+/** The fencing counter inside the key directory: a file named `fence.<n>` (`fence`: an earlier version's). */
 export const FENCE_FILE = 'fence';
 /** Prefix of a reader's marker in an RW key directory. */
 export const READER_PREFIX = 'r.';
@@ -69,7 +69,6 @@ export interface KeyPaths {
   readonly keyDir: string;
   /** The lock directory (`lock` for a mutex, `gate` otherwise). */
   readonly lockDir: string;
-  readonly fenceFile: string;
 }
 
 /** `dir` + separator + `name` (paths here are already absolute and normal: no `join` cost). */
@@ -99,6 +98,5 @@ export function keyPaths(
   return {
     keyDir,
     lockDir: childPath(keyDir, family === 'mutex' ? LOCK_DIR : GATE_DIR),
-    fenceFile: childPath(keyDir, FENCE_FILE),
   };
 }

@@ -60,10 +60,11 @@ export class DirectoryWatchers {
     };
     try {
       const watcher = watch(dir, { persistent: true }, (eventType, filename) => {
-        // 'change' is a file's content (the fencing counter). Directories report every change
-        // as 'rename' — creation, removal, and a heartbeat's new mtime alike — so only an
-        // entry that is gone is a release: a lock directory removed, a marker moved out.
-        if (eventType !== 'rename' || filename === FENCE_FILE) return;
+        // Directories report every change as 'rename' — creation, removal, and a heartbeat's
+        // new mtime alike — so only an entry that is gone is a release: a lock directory
+        // removed, a marker moved out. The fencing counter (`fence.<n>`, renamed on every
+        // grant) is not one.
+        if (eventType !== 'rename' || filename?.startsWith(FENCE_FILE)) return;
         if (typeof filename !== 'string') return notify(); // no name given: assume a release
         stat(dir + sep + filename, (error) => {
           if (error) notify();

@@ -1,7 +1,9 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BackendUnavailableError } from '@lockkit/core';
 import { describe, expect, it } from 'vitest';
+import { FencingCounters } from '../src/fencing-counter.js';
+import { type FileOps, syncFileOps } from '../src/file-system.js';
 import { keyDirName } from '../src/index.js';
 import {
   providerFactory,
@@ -14,33 +16,81 @@ import {
 const directory = temporaryDirectory('fencing');
 const provider = providerFactory(directory);
 const env = { LOCKKIT_TEST_FILE_DIR: directory, LOCKKIT_TEST_LEASE_MS: String(TEST_LEASE_MS) };
-const fenceFile = (name: string): string => join(directory, keyDirName('', 'mutex', name), 'fence');
+const keyDir = (name: string): string => join(directory, keyDirName('', 'mutex', name));
+const counterFiles = (name: string): string[] =>
+  readdirSync(keyDir(name)).filter((entry) => entry.startsWith('fence'));
 
 describe('fencing counter on disk', () => {
-  it('is one fixed-width record holding the last token', async () => {
+  it('is the name of one empty file, fence.<last token>', async () => {
     const lock = provider().createLock('format');
     for (let i = 0; i < 3; i++) await (await lock.acquire()).release();
-    expect(readFileSync(fenceFile('format'), 'latin1')).toBe('00000000000000000003\n');
+    expect(counterFiles('format')).toEqual(['fence.3']);
+    expect(readFileSync(join(keyDir('format'), 'fence.3'), 'latin1')).toBe('');
   });
 
   it('continues from the file: a new provider (a restart) never repeats a token', async () => {
-    writeFileSync(fenceFile('format'), '00000000000000000041\n');
+    renameSync(join(keyDir('format'), 'fence.3'), join(keyDir('format'), 'fence.41'));
     const handle = await provider().createLock('format').acquire();
     expect(handle.fencingToken).toBe(42n);
     await handle.release();
   });
 
-  it('a corrupt counter fails the acquire with BackendUnavailableError and frees the lock', async () => {
+  it("takes over an earlier version's fence record; a corrupt one fails the acquire with BackendUnavailableError and frees the lock", async () => {
+    mkdirSync(keyDir('legacy'), { recursive: true });
+    writeFileSync(join(keyDir('legacy'), 'fence'), '00000000000000000041\n');
+    const handle = await provider().createLock('legacy').acquire();
+    expect(handle.fencingToken).toBe(42n);
+    await handle.release();
+    expect(counterFiles('legacy')).toEqual(['fence.42']);
+
+    mkdirSync(keyDir('corrupt'), { recursive: true });
+    writeFileSync(join(keyDir('corrupt'), 'fence'), 'garbage');
     const lock = provider().createLock('corrupt');
-    await (await lock.acquire()).release();
-    writeFileSync(fenceFile('corrupt'), 'garbage');
     const error = await lock.acquire().catch((e: unknown) => e);
     expect(BackendUnavailableError.isInstance(error)).toBe(true);
     expect(String((error as Error).message)).toContain('corrupt');
-    writeFileSync(fenceFile('corrupt'), '00000000000000000007\n');
-    const handle = await lock.tryAcquire();
-    expect(handle?.fencingToken).toBe(8n);
-    await handle?.release();
+    writeFileSync(join(keyDir('corrupt'), 'fence'), '00000000000000000007\n');
+    const again = await lock.tryAcquire();
+    expect(again?.fencingToken).toBe(8n);
+    await again?.release();
+  });
+
+  it('a draw held up past other draws gets no stale token and never moves the counter back', async () => {
+    // Process A learns the counter stands at 0, then stalls before it moves it (its rename
+    // is held back); meanwhile B draws five tokens. When A goes on, the counter must not go
+    // back to 1 (a counter kept as file content did: the held-up write landed late).
+    const dir = keyDir('stall');
+    let letGo: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      letGo = resolve;
+    });
+    let stalled: () => void = () => {};
+    const stalling = new Promise<void>((resolve) => {
+      stalled = resolve;
+    });
+    let first = true;
+    const stallingOps: FileOps = {
+      ...syncFileOps,
+      rename: async (from, to) => {
+        if (first && to.endsWith('fence.1')) {
+          first = false;
+          stalled();
+          await held;
+        }
+        return syncFileOps.rename(from, to);
+      },
+    };
+    const a = new FencingCounters(stallingOps);
+    const b = new FencingCounters(syncFileOps);
+    const drawA = a.next(dir);
+    await stalling;
+    const drawn: bigint[] = [];
+    for (let i = 0; i < 5; i++) drawn.push(await b.next(dir));
+    expect(drawn).toEqual([1n, 2n, 3n, 4n, 5n]);
+    letGo();
+    expect(await drawA).toBe(6n); // its rename of fence.0 failed: it read the directory again
+    expect(readdirSync(dir)).toEqual(['fence.6']);
+    expect(await b.next(dir)).toBe(7n);
   });
 
   it('never decreases when holders are SIGKILLed at random moments, mid-hold or mid-update', async () => {
@@ -58,7 +108,7 @@ describe('fencing counter on disk', () => {
       seen.push(...tokens);
     }
     for (let i = 1; i < seen.length; i++) expect(seen[i]!).toBeGreaterThan(seen[i - 1]!);
-    expect(readFileSync(fenceFile('hammer'), 'latin1')).toMatch(/^\d{20}\n$/);
+    expect(counterFiles('hammer')).toHaveLength(1);
     // The last child may have died holding the lock: we get it once its lease runs out.
     const handle = await provider()
       .createLock('hammer')

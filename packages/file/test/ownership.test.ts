@@ -23,7 +23,10 @@ describe('lock directory and ownership', () => {
     expect(readdirSync(lockDir)).toEqual([grant.marker.slice(lockDir.length + 1)]);
     expect(await handle.release()).toBe(true);
     expect(existsSync(lockDir)).toBe(false);
-    expect(readdirSync(join(directory, keyDirName('', 'mutex', 'layout')))).toEqual(['fence']);
+    // What stays is the fencing counter, whose name is the last token.
+    expect(readdirSync(join(directory, keyDirName('', 'mutex', 'layout')))).toEqual([
+      `fence.${handle.fencingToken}`,
+    ]);
   });
 
   it('a stalled holder is taken over; its late release reports false and leaves the new holder alone', async () => {
@@ -101,7 +104,7 @@ describe('lock directory and ownership', () => {
   it('after release and close only key directories with fencing counters remain', async () => {
     const own = createFileLockProvider({ directory: join(directory, 'tidy') });
     const handles = [
-      await own.createLock('a').acquire(),
+      await own.createLock('a').acquire(), // each key draws token 1
       await own.createReadWriteLock('b').acquireRead(),
       await own.createReadWriteLock('c').acquireWrite(),
       await own.createSemaphore('d', 3).acquire(),
@@ -116,6 +119,6 @@ describe('lock directory and ownership', () => {
       keyDirName('', 'write', 'c'),
       keyDirName('', 'semaphore', 'd'),
     ];
-    expect(left).toEqual(keys.flatMap((key) => [key, join(key, 'fence')]).sort());
+    expect(left).toEqual(keys.flatMap((key) => [key, join(key, 'fence.1')]).sort());
   });
 });

@@ -67,14 +67,14 @@ export async function inspectFile(
       `a stale holder (no heartbeat for ${leaseMs} ms) is taken over by the next acquirer`,
     );
   }
-  const fence = readText(join(keyDirectory, 'fence'));
+  const fence = lastFencingToken(keyDirectory);
   return {
     backend: 'file',
     lock,
     canTell: true,
     holders,
     waiters: [],
-    ...(fence === undefined ? {} : { lastFencingToken: String(BigInt(fence.trim())) }),
+    ...(fence === undefined ? {} : { lastFencingToken: fence }),
     notes: [...notes, 'waiters leave no trace in the directory, so they are not listed'],
   };
 }
@@ -125,6 +125,23 @@ function list(directory: string): string[] {
   } catch {
     return [];
   }
+}
+
+/**
+ * The fencing counter: the name of the key directory's `fence.<n>` file, or the record in the
+ * `fence` file of lockkit versions before it.
+ */
+function lastFencingToken(keyDirectory: string): string | undefined {
+  let last: bigint | undefined;
+  for (const entry of list(keyDirectory)) {
+    const match = /^fence\.(\d+)$/.exec(entry);
+    if (match && (last === undefined || BigInt(match[1] as string) > last)) {
+      last = BigInt(match[1] as string);
+    }
+  }
+  if (last !== undefined) return String(last);
+  const legacy = readText(join(keyDirectory, 'fence'))?.trim();
+  return legacy && /^\d+$/.test(legacy) ? String(BigInt(legacy)) : undefined;
 }
 
 function readText(path: string): string | undefined {
