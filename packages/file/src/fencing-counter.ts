@@ -31,8 +31,11 @@ export function counterName(value: bigint): string {
   return `${FENCE_FILE}.${value}`;
 }
 
-/** The counter's value from a key directory's entry names (undefined: no counter yet). */
-export function counterValue(names: readonly string[]): bigint | undefined {
+/**
+ * The fencing counter's value (the last token handed out) from a key directory's entry names;
+ * undefined if there is no counter yet (or only an earlier version's `fence` file).
+ */
+export function fencingCounterOf(names: readonly string[]): bigint | undefined {
   let value: bigint | undefined;
   for (const name of names) {
     const match = COUNTER_NAME.exec(name);
@@ -125,35 +128,31 @@ export class FencingCounters {
       });
       names = [];
     }
-    const value = counterValue(names);
+    const value = fencingCounterOf(names);
     if (value !== undefined) return value;
     const legacy = childPath(keyDir, FENCE_FILE);
+    let start = 0n;
     if (names.includes(FENCE_FILE)) {
       // An earlier version's counter: its record becomes the name.
       const fd = await fs.openFile(legacy).catch((e: unknown) => {
         throw unavailable(`open ${legacy}`, e);
       });
-      let start: bigint;
       try {
         start = parseLegacyCounter(await fs.readHead(fd), legacy);
       } finally {
         await fs.closeFile(fd).catch(() => undefined);
       }
-      await this.#create(legacy, childPath(keyDir, counterName(start)));
+      await fs.rename(legacy, childPath(keyDir, counterName(start))).catch((error: unknown) => {
+        if (!isMissing(error)) throw unavailable(`rename ${legacy}`, error); // else: done already
+      });
       return start;
     }
-    const fd = await fs.openFile(legacy).catch((e: unknown) => {
-      throw unavailable(`create ${legacy}`, e);
+    // A new counter: an empty fence.0 (opening creates it; someone else may just have).
+    const first = childPath(keyDir, counterName(start));
+    const fd = await fs.openFile(first).catch((e: unknown) => {
+      throw unavailable(`create ${first}`, e);
     });
     await fs.closeFile(fd).catch(() => undefined);
-    await this.#create(legacy, childPath(keyDir, counterName(0n)));
-    return 0n;
-  }
-
-  /** Renames the file at `from` to the counter name `to` (someone else may have done it). */
-  async #create(from: string, to: string): Promise<void> {
-    await this.#fs.rename(from, to).catch((error: unknown) => {
-      if (!isMissing(error)) throw unavailable(`create ${to}`, error);
-    });
+    return start;
   }
 }

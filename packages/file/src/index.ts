@@ -1,3 +1,4 @@
+export { fencingCounterOf } from './fencing-counter.js';
 export { type FileGrant, FileLockBackend, fileCapabilities } from './file-lock-backend.js';
 export type { FileLockProviderOptions, ResolvedFileOptions } from './file-lock-options.js';
 export { createFileLockProvider, FileLockProvider } from './file-lock-provider.js';

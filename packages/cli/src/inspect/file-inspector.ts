@@ -9,6 +9,7 @@ import type { Holder, InspectReport } from './inspect-report.js';
 
 interface FileBackendModule {
   keyDirName(namespace: string, kind: LockKind, name: string): string;
+  fencingCounterOf(names: readonly string[]): bigint | undefined;
 }
 
 /** The host tag `@lockkit/file` writes into marker names (`<pid>.<host tag>.<random>.<n>`). */
@@ -26,7 +27,10 @@ export async function inspectFile(
   target: LockTarget,
   lock: string,
 ): Promise<InspectReport> {
-  const { keyDirName } = await importBeside<FileBackendModule>('file', '@lockkit/file');
+  const { keyDirName, fencingCounterOf } = await importBeside<FileBackendModule>(
+    'file',
+    '@lockkit/file',
+  );
   const directory = String(options['directory']);
   const namespace = typeof options['namespace'] === 'string' ? options['namespace'] : '';
   const leaseMs = typeof options['leaseMs'] === 'number' ? options['leaseMs'] : 30_000;
@@ -67,7 +71,7 @@ export async function inspectFile(
       `a stale holder (no heartbeat for ${leaseMs} ms) is taken over by the next acquirer`,
     );
   }
-  const fence = lastFencingToken(keyDirectory);
+  const fence = lastFencingToken(keyDirectory, fencingCounterOf);
   return {
     backend: 'file',
     lock,
@@ -128,17 +132,14 @@ function list(directory: string): string[] {
 }
 
 /**
- * The fencing counter: the name of the key directory's `fence.<n>` file, or the record in the
- * `fence` file of lockkit versions before it.
+ * The fencing counter (read as `@lockkit/file` reads it), or the record in the `fence` file of
+ * lockkit versions before it.
  */
-function lastFencingToken(keyDirectory: string): string | undefined {
-  let last: bigint | undefined;
-  for (const entry of list(keyDirectory)) {
-    const match = /^fence\.(\d+)$/.exec(entry);
-    if (match && (last === undefined || BigInt(match[1] as string) > last)) {
-      last = BigInt(match[1] as string);
-    }
-  }
+function lastFencingToken(
+  keyDirectory: string,
+  fencingCounterOf: FileBackendModule['fencingCounterOf'],
+): string | undefined {
+  const last = fencingCounterOf(list(keyDirectory));
   if (last !== undefined) return String(last);
   const legacy = readText(join(keyDirectory, 'fence'))?.trim();
   return legacy && /^\d+$/.test(legacy) ? String(BigInt(legacy)) : undefined;
