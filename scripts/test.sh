@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh clone: installs what is missing (pnpm, the Debian
 # server packages), builds, lints, typechecks, runs every package's tests against real
-# throwaway servers, checks what we publish, and runs the conformance mutation check.
+# throwaway servers, checks what we publish, installs the packed packages with npm into
+# fresh apps and runs them there (scripts/consumer-test.sh), and runs the conformance
+# mutation check.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
 started=$(date +%s)
@@ -10,13 +12,16 @@ step() { printf '\n=== %s (%ss)\n' "$1" "$(( $(date +%s) - started ))"; }
 step "system packages"
 bash scripts/install-system-deps.sh
 step "build";            pnpm -s build
+step "doc snippets";     node scripts/doc-snippets.mjs   # type-checks and runs the docs' code, checks links
 step "lint";             pnpm -s lint
 step "typecheck";        pnpm -s typecheck
+step "import cycles";    pnpm -s check:cycles   # madge: no module imports itself through others
 step "tests"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 pnpm -s test:packages 2>&1 | tee "$log"
 step "publish checks";   pnpm -s check:publish
+step "consumer test";    bash scripts/consumer-test.sh
 step "mutation check";   pnpm -s mutation
 step "all green"
 # One plain closing line with every package's vitest totals.

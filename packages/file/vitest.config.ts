@@ -1,11 +1,7 @@
-import { defineConfig, type ViteUserConfig } from 'vitest/config';
+import type { ViteUserConfig } from 'vitest/config';
+import { packageTests } from '../../vitest.shared.js';
 
-const config: ViteUserConfig = defineConfig({
-  test: {
-    include: ['test/**/*.test.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
-  },
-});
+// Real directories, no servers.
+const config: ViteUserConfig = packageTests({ servers: false });
 
 export default config;

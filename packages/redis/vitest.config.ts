@@ -1,12 +1,10 @@
-import { defineConfig, type ViteUserConfig } from 'vitest/config';
+import type { ViteUserConfig } from 'vitest/config';
+import { packageTests } from '../../vitest.shared.js';
 
-const config: ViteUserConfig = defineConfig({
-  test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/global-setup.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
-  },
+/** LOCKKIT_IOREDIS=6: run against ioredis 6 (the `ioredis6` dev alias) instead of 5. */
+const ioredis6 = process.env['LOCKKIT_IOREDIS'] === '6';
+const config: ViteUserConfig = packageTests({
+  config: ioredis6 ? { resolve: { alias: [{ find: /^ioredis$/, replacement: 'ioredis6' }] } } : {},
 });
 
 export default config;

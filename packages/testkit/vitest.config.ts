@@ -1,14 +1,7 @@
-import { defineConfig, type ViteUserConfig } from 'vitest/config';
+import type { ViteUserConfig } from 'vitest/config';
+import { packageTests } from '../../vitest.shared.js';
 
-const config: ViteUserConfig = defineConfig({
-  test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/global-setup.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
-    // The test files mostly wait on servers: run them all at once even on 2 cores.
-    maxWorkers: 6,
-  },
-});
+// The test files mostly wait on servers: run them all at once even on 2 cores.
+const config: ViteUserConfig = packageTests({ test: { maxWorkers: 6 } });
 
 export default config;

@@ -1,12 +1,6 @@
-import { defineConfig, type ViteUserConfig } from 'vitest/config';
+import type { ViteUserConfig } from 'vitest/config';
+import { packageTests } from '../../vitest.shared.js';
 
-const config: ViteUserConfig = defineConfig({
-  test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/global-setup.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
-  },
-});
+const config: ViteUserConfig = packageTests();
 
 export default config;

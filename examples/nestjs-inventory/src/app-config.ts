@@ -8,6 +8,8 @@ export interface AppConfig {
   readonly port: number;
   /** Milliseconds between reading the stock and writing it back (widens the race window). */
   readonly thinkMs: number;
+  /** How long a purchase waits for the lock before answering 423 (busy). */
+  readonly lockTimeoutMs: number;
 }
 
 /** Injection token of {@link AppConfig}. */
@@ -24,5 +26,6 @@ export function readConfig(env: NodeJS.ProcessEnv): AppConfig {
     stockFile,
     port: Number(env['PORT'] ?? 3000),
     thinkMs: Number(env['THINK_MS'] ?? 2),
+    lockTimeoutMs: Number(env['LOCK_TIMEOUT_MS'] ?? 10_000),
   };
 }

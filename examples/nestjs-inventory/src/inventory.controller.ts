@@ -3,13 +3,15 @@ import {
   Controller,
   Get,
   HttpCode,
+  HttpException,
+  HttpStatus,
   Inject,
   NotFoundException,
   Param,
   Post,
   ServiceUnavailableException,
 } from '@nestjs/common';
-import { LockTimeoutError } from 'lockkit';
+import { BackendUnavailableError, LockTimeoutError } from 'lockkit';
 import { InventoryService, type Purchase } from './inventory.service.js';
 
 /** `POST /inventory/:sku/purchase` buys one; `GET /inventory/:sku` shows the stock. */
@@ -24,10 +26,7 @@ export class InventoryController {
     try {
       purchase = await this.inventory.purchase(sku);
     } catch (error) {
-      if (LockTimeoutError.isInstance(error)) {
-        throw new ServiceUnavailableException('the inventory is busy, try again');
-      }
-      throw error;
+      throw lockErrorToHttp(sku, error);
     }
     if (purchase.sold) return purchase;
     if (purchase.reason === 'unknown sku') throw new NotFoundException(purchase);
@@ -40,4 +39,24 @@ export class InventoryController {
     if (!stock) throw new NotFoundException({ sku, reason: 'unknown sku' });
     return stock;
   }
+}
+
+/**
+ * What a lock error means to an HTTP client: the item is being sold to someone else right now
+ * (423 Locked, try again), or the lock server cannot be reached (503). Anything else stays an
+ * internal error. `isInstance` also recognises errors from another copy of lockkit.
+ */
+function lockErrorToHttp(sku: string, error: unknown): unknown {
+  if (LockTimeoutError.isInstance(error)) {
+    return new HttpException({ sold: false, sku, reason: 'busy' }, HttpStatus.LOCKED, {
+      cause: error,
+    });
+  }
+  if (BackendUnavailableError.isInstance(error)) {
+    return new ServiceUnavailableException(
+      { sold: false, sku, reason: 'lock server unavailable' },
+      { cause: error },
+    );
+  }
+  return error;
 }

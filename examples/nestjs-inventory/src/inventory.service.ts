@@ -46,7 +46,7 @@ export class InventoryService {
           fencingToken: String(handle.fencingToken),
         };
       },
-      { timeout: 10_000 },
+      { timeout: this.config.lockTimeoutMs },
     );
   }
 

@@ -6,6 +6,7 @@
 export const exitCodes: {
   readonly ok: 0;
   readonly usage: 64;
+  readonly noInput: 66;
   readonly unavailable: 69;
   readonly internal: 70;
   readonly timeout: 75;
@@ -18,11 +19,16 @@ export const exitCodes: {
   ok: 0,
   /** Bad usage: unknown option, missing argument, malformed URL or option value (EX_USAGE). */
   usage: 64,
+  /** `--url-file` cannot be read, or holds no URL (EX_NOINPUT). */
+  noInput: 66,
   /** The backend cannot be used: server unreachable, or its package not installed (EX_UNAVAILABLE). */
   unavailable: 69,
   /** An unexpected failure inside lockkit (EX_SOFTWARE). */
   internal: 70,
-  /** The lock was not acquired within `--timeout` (EX_TEMPFAIL: try again later). */
+  /**
+   * The lock was not acquired within `--timeout`/`--wait`, or at once with `--nonblock`
+   * (EX_TEMPFAIL: try again later); `--conflict-exit-code` chooses another.
+   */
   timeout: 75,
   /** The lock was lost while the command ran; the command was signalled. */
   lost: 76,

@@ -1,10 +1,11 @@
-import type { CommandName } from './cli-arguments.js';
+import type { CommandName } from './invocation.js';
 
 const overview = `lockkit — distributed locks from the command line
 
 Usage:
-  lockkit run <url> <name> [options] -- <command> [args…]
-  lockkit inspect <url> <name> [--shared | --exclusive | --semaphore <n>] [--json]
+  lockkit run [<url>] <name> [options] -- <command> [args…]
+  lockkit run [<url>] <name> [options] -c "<shell command>"
+  lockkit inspect [<url>] <name> [--shared | --exclusive | --semaphore <n>] [--json]
   lockkit demo [url]
   lockkit help [command]     lockkit --version
 
@@ -24,10 +25,14 @@ Lock URLs (install the backend package next to lockkit):
   memory:                              this process only, for trying things out
   Provider options go in the query: file:///var/lock/myapp?leaseMs=10000&namespace=billing
 
+The URL may be left out of run and inspect: then --url-file <file> (a file holding the URL)
+gives it, or else the LOCKKIT_URL environment variable. Both keep passwords out of ps.
+
 Run 'lockkit help run' for the exit codes and what the command sees.
 `;
 
-const run = `lockkit run <url> <name> [options] -- <command> [args…]
+const run = `lockkit run [<url>] <name> [options] -- <command> [args…]
+lockkit run [<url>] <name> [options] -c "<shell command>"
 
 Waits for the lock <name>, runs <command> while holding it, and releases it when the
 command exits. Nothing about the command changes, except that it gets:
@@ -37,9 +42,19 @@ command exits. Nothing about the command changes, except that it gets:
   LOCKKIT_BACKEND         file, redis, postgres, mysql, zookeeper or memory
 Pass the token to whatever you write to, so it can refuse a writer whose lock was lost.
 
+The lock URL: the <url> argument, else the content of --url-file <file>, else the
+LOCKKIT_URL environment variable.
+
 Options:
   -t, --timeout <duration>    Give up after this long (500, 500ms, 30s, 5m). 0 = one attempt.
                               Default: wait forever.
+  -w, --wait <seconds>        The same in seconds, as flock(1) takes it (10, 0.5).
+  -n, --nonblock              Do not wait: one attempt (as --timeout 0).
+  -E, --conflict-exit-code <n>
+                              Exit with n (0-255) when the lock could not be taken in time.
+                              Default: 75.
+  -c, --command <string>      Run the string with /bin/sh -c instead of a command after --.
+      --url-file <file>       Read the lock URL from this file (one line).
   -s, --shared                Take the read side of the read-write lock <name>.
   -x, --exclusive             Take the write side of the read-write lock <name>.
       --semaphore <n>         Take one of <n> permits of the semaphore <name>.
@@ -53,11 +68,13 @@ Options:
 Exit status:
   the command's own status    when it ran and the lock was held throughout
   128+n                       the command was killed by signal n (130: SIGINT, 143: SIGTERM)
-  64                          usage error: bad option, malformed URL or option value
+  64                          usage error: bad option, malformed URL or option value, no URL
+  66                          --url-file cannot be read or holds no URL
   69                          backend unavailable: server unreachable, or its package is not
                               installed (the message says what to npm install)
   70                          internal error in lockkit
-  75                          timed out waiting for the lock (the command did not run)
+  75                          the lock was not taken: timed out, or held with --nonblock (the
+                              command did not run); --conflict-exit-code changes it
   76                          the lock was lost while the command ran (it was signalled), or
                               release found it was no longer held: treat the work as unsafe
   126, 127                    the command could not be executed / was not found
@@ -70,9 +87,11 @@ Examples:
   lockkit run file:///var/lock/myapp nightly-report -- ./report.sh
   lockkit run "$LOCK_URL" db-migrate --timeout 5m -- npm run migrate
   lockkit run redis://cache:6379 exports --semaphore 4 -- ./export.sh
+  LOCKKIT_URL=postgres://app@db/app lockkit run nightly -n -E 0 -c 'pg_dump app > app.sql'
 `;
 
-const inspect = `lockkit inspect <url> <name> [--shared | --exclusive | --semaphore <n>] [--json]
+const inspect = `lockkit inspect [<url>] <name> [--shared | --exclusive | --semaphore <n>] [--json]
+                [--url-file <file>]
 
 Shows who holds the lock <name> (the mutex, or with --shared/--exclusive the read-write lock,
 or with --semaphore <n> the semaphore of n permits), as far as the backend can tell:
@@ -80,7 +99,11 @@ or with --semaphore <n> the semaphore of n permits), as far as the backend can t
   postgres    holder sessions (backend pid, application name, client address) and waiters
   mysql       holder sessions (connection id, user, host)
   redis, zookeeper, memory   cannot tell who holds a lock (the command says why)
-It only reads: it never takes or changes the lock. Exit status 0, or 64/69 as for run.
+It only reads: it never takes or changes the lock. The URL comes from the argument,
+--url-file or LOCKKIT_URL, as for run.
+
+Exit status: 0 (the report was printed), 64 usage error, 66 --url-file unusable, 69 the
+server cannot be reached or refuses (or the lock directory does not exist), 70 internal error.
 `;
 
 const demo = `lockkit demo [url]

@@ -1,6 +1,7 @@
 export type {
   CommandName,
   DemoCommand,
+  Environment,
   InspectCommand,
   Invocation,
   LockTarget,
@@ -11,4 +12,5 @@ export { exitCodes } from './exit-codes.js';
 export { helpText } from './help-text.js';
 export { main } from './main.js';
 export type { Output } from './output.js';
+export { UrlFileError } from './url-file-error.js';
 export { UsageError } from './usage-error.js';

@@ -1,5 +1,5 @@
 import type { AcquireOptions, ILockProvider, LockHandle } from 'lockkit';
-import type { LockTarget } from './cli-arguments.js';
+import type { LockTarget } from './invocation.js';
 
 /** One way of taking a lock: the mutex, a side of the RW lock, or a semaphore permit. */
 export interface Acquirer {

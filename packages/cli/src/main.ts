@@ -1,31 +1,30 @@
-import {
-  BackendNotInstalledError,
-  BackendUnavailableError,
-  InvalidArgumentError,
-  LockTimeoutError,
-} from 'lockkit';
-import { type Invocation, parseCommandLine } from './cli-arguments.js';
-import { demoCommand } from './commands/demo-command.js';
-import { inspectCommand } from './commands/inspect-command.js';
-import { runCommand } from './commands/run-command.js';
+import { parseCommandLine } from './cli-arguments.js';
 import { exitCodes } from './exit-codes.js';
+import type { Failure } from './failure.js';
 import { helpText } from './help-text.js';
+import type { Environment, Invocation } from './invocation.js';
 import { type Output, processOutput } from './output.js';
+import { UrlFileError } from './url-file-error.js';
 import { UsageError } from './usage-error.js';
 import { cliVersion } from './version.js';
 
+// Only what every command line needs is imported up front: help, --version and usage errors
+// never load lockkit; a command loads its own module, and that module the backend it uses.
+
 /**
  * Runs the `lockkit` command line `args` (without `node` and the script) and resolves to
- * the exit status. Never rejects: every failure is reported on `output` and mapped to one of
- * `exitCodes`.
+ * the exit status. Never rejects: every failure is reported on `output` in one line (the
+ * stack trace of an internal error only with `LOCKKIT_DEBUG=1`) and mapped to one of
+ * `exitCodes`. The lock URL may come from `environment.LOCKKIT_URL`.
  */
 export async function main(
   args: readonly string[],
   output: Output = processOutput,
+  environment: Environment = process.env,
 ): Promise<number> {
   let invocation: Invocation | undefined;
   try {
-    invocation = parseCommandLine(args);
+    invocation = parseCommandLine(args, environment);
     switch (invocation.command) {
       case 'help':
         output.print(helpText(invocation.topic).trimEnd());
@@ -33,52 +32,52 @@ export async function main(
       case 'version':
         output.print(cliVersion());
         return exitCodes.ok;
-      case 'run':
+      case 'run': {
+        const { runCommand } = await import('./commands/run-command.js');
         return await runCommand(invocation, output);
-      case 'inspect':
+      }
+      case 'inspect': {
+        const { inspectCommand } = await import('./commands/inspect-command.js');
         return await inspectCommand(invocation, output);
-      case 'demo':
+      }
+      case 'demo': {
+        const { demoCommand } = await import('./commands/demo-command.js');
         return await demoCommand(invocation, output);
+      }
     }
   } catch (error) {
-    return report(error, invocation, args, output);
+    const command = invocation?.command ?? args[0];
+    return await report(error, command, output, environment);
   }
 }
 
-function report(
+async function report(
   error: unknown,
-  invocation: Invocation | undefined,
-  args: readonly string[],
+  command: string | undefined,
   output: Output,
-): number {
-  if (error instanceof UsageError || InvalidArgumentError.isInstance(error)) {
-    const command = invocation?.command ?? args[0];
+  environment: Environment,
+): Promise<number> {
+  if (error instanceof UrlFileError) {
+    output.say(error.message);
+    return exitCodes.noInput;
+  }
+  let failure: Failure;
+  if (error instanceof UsageError) {
+    failure = { exitCode: exitCodes.usage, message: error.message };
+  } else {
+    // Any other error comes from a command, which has loaded lockkit already.
+    const { failureOf } = await import('./failure.js');
+    failure = failureOf(error);
+  }
+  if (failure.exitCode === exitCodes.usage) {
     const topic =
       command === 'run' || command === 'inspect' || command === 'demo' ? ` ${command}` : '';
-    output.say(`${error.message}\nRun 'lockkit help${topic}' for usage.`);
+    output.say(`${failure.message}\nRun 'lockkit help${topic}' for usage.`);
     return exitCodes.usage;
   }
-  if (LockTimeoutError.isInstance(error)) {
-    output.say(
-      error.timeoutMs === 0
-        ? `${JSON.stringify(error.lockName)} is held elsewhere; not waiting (--timeout 0)`
-        : `timed out after ${error.timeoutMs} ms waiting for ${JSON.stringify(error.lockName)}`,
-    );
-    return exitCodes.timeout;
+  output.say(failure.message);
+  if (failure.exitCode === exitCodes.internal && environment['LOCKKIT_DEBUG']) {
+    output.say(error instanceof Error ? (error.stack ?? error.message) : String(error));
   }
-  if (BackendNotInstalledError.isInstance(error)) {
-    output.say(error.message);
-    return exitCodes.unavailable;
-  }
-  if (BackendUnavailableError.isInstance(error)) {
-    const cause =
-      error.cause instanceof Error && !error.message.includes(error.cause.message)
-        ? ` (${error.cause.message})`
-        : '';
-    output.say(`backend unavailable: ${error.message}${cause}`);
-    return exitCodes.unavailable;
-  }
-  const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
-  output.say(`internal error: ${detail}`);
-  return exitCodes.internal;
+  return failure.exitCode;
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync, utimesSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -81,5 +81,21 @@ describe('lockkit inspect (file backend)', () => {
     expect(redis.stdout).toContain('cannot tell who holds it: Redis stores only a random token');
     const zookeeper = await lockkit('inspect', 'zk://127.0.0.1:1', 'x', '--json');
     expect(JSON.parse(zookeeper.stdout)).toMatchObject({ backend: 'zookeeper', canTell: false });
+  });
+
+  it('a lock directory that does not exist is an error (69), not a free lock', async () => {
+    const missing = pathToFileURL(join(directory, 'no-such-dir', 'deeper')).href;
+    const result = await lockkit('inspect', missing, 'report');
+    expect(result.code).toBe(69);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(
+      /^lockkit: backend unavailable: Lock directory \/.*deeper does not exist/,
+    );
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    const file = join(directory, 'a-file');
+    writeFileSync(file, '');
+    const notDirectory = await lockkit('inspect', pathToFileURL(file).href, 'report');
+    expect(notDirectory.code).toBe(69);
+    expect(notDirectory.stderr).toContain('is not a directory');
   });
 });

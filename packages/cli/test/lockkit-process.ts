@@ -36,8 +36,13 @@ export class LockkitProcess {
   stderr = '';
   readonly #listeners = new Set<() => void>();
 
-  constructor(args: readonly string[]) {
-    this.child = spawn(process.execPath, [lockkitBin, ...args], { stdio: 'pipe' });
+  /** `env` is added to the test's environment, from which `LOCKKIT_URL` is dropped. */
+  constructor(args: readonly string[], env: Readonly<Record<string, string>> = {}) {
+    const { LOCKKIT_URL: _dropped, ...inherited } = process.env;
+    this.child = spawn(process.execPath, [lockkitBin, ...args], {
+      stdio: 'pipe',
+      env: { ...inherited, ...env },
+    });
     this.child.stdout.setEncoding('utf8');
     this.child.stderr.setEncoding('utf8');
     this.child.stdout.on('data', (chunk: string) => {
@@ -104,11 +109,20 @@ export class LockkitProcess {
   }
 }
 
+/** What a finished lockkit printed, and how it ended. */
+export type Finished = Exit & { readonly stdout: string; readonly stderr: string };
+
 /** Runs lockkit to completion (stdin closed at once). */
-export async function lockkit(
+export function lockkit(...args: string[]): Promise<Finished> {
+  return lockkitWith({}, ...args);
+}
+
+/** Runs lockkit to completion with `env` added to its environment. */
+export async function lockkitWith(
+  env: Readonly<Record<string, string>>,
   ...args: string[]
-): Promise<Exit & { readonly stdout: string; readonly stderr: string }> {
-  const process = new LockkitProcess(args);
+): Promise<Finished> {
+  const process = new LockkitProcess(args, env);
   process.finish();
   const exit = await process.exited;
   return { ...exit, stdout: process.stdout, stderr: process.stderr };

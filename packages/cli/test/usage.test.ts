@@ -6,14 +6,15 @@ describe('lockkit: help, version and usage errors', () => {
   it('--help gives the overview; help run lists every exit status', async () => {
     const overview = await lockkit('--help');
     expect(overview.code).toBe(0);
-    expect(overview.stdout).toContain('lockkit run <url> <name> [options] -- <command> [args…]');
+    expect(overview.stdout).toContain('lockkit run [<url>] <name> [options] -- <command> [args…]');
+    expect(overview.stdout).toContain('LOCKKIT_URL');
     expect(overview.stdout).toContain('redis://h1:6379,h2:6379,h3:6379');
     const run = await lockkit('help', 'run');
-    for (const status of ['128+n', '64', '69', '70', '75', '76', '126, 127']) {
+    for (const status of ['128+n', '64', '66', '69', '70', '75', '76', '126, 127']) {
       expect(run.stdout).toContain(`  ${status} `);
     }
     expect((await lockkit('run', '--help')).stdout).toBe(run.stdout);
-    expect((await lockkit('inspect', '-h')).stdout).toContain('lockkit inspect <url> <name>');
+    expect((await lockkit('inspect', '-h')).stdout).toContain('lockkit inspect [<url>] <name>');
     expect((await lockkit('help', 'demo')).stdout).toContain('lockkit demo [url]');
   });
 
@@ -25,17 +26,41 @@ describe('lockkit: help, version and usage errors', () => {
 
   it.each([
     [['frob'], /Unknown command "frob"/],
-    [['run'], /needs a lock URL, a lock name, "--" and the command/],
-    [['run', 'memory:', 'x', 'ls'], /needs a lock URL, a lock name, "--"/],
-    [['run', 'memory:', '--', 'true'], /needs a lock URL and a lock name/],
+    [['run'], /needs a lock URL, a lock name and the command/],
+    [['run', 'memory:', 'x', 'ls'], /needs a lock URL, a lock name and the command/],
+    [['run', 'memory:', '--', 'true'], /needs a lock name after the lock URL/],
+    [['run', 'x', '--', 'true'], /needs a lock URL: give it before the lock name, with --url-file/],
+    [['run', '--', 'true'], /needs a lock name/],
     [['run', 'memory:', 'x', '--'], /no command after "--"/],
     [['run', 'memory:', 'x', '--tmeout', '5', '--', 'true'], /Unknown option '--tmeout'/],
     [['run', 'memory:', 'x', '--timeout', 'soon', '--', 'true'], /--timeout takes a duration/],
     [['run', 'memory:', 'x', '--semaphore', '0', '--', 'true'], /positive whole number/],
     [['run', 'memory:', 'x', '-s', '-x', '--', 'true'], /Choose one of/],
+    [
+      ['run', 'memory:', 'x', '-w', '-1', '--', 'true'],
+      /--wait takes a number of seconds, 0 or more/,
+    ],
+    [['run', 'memory:', 'x', '--wait=1s', '--', 'true'], /--wait takes a number of seconds/],
+    [['run', 'memory:', 'x', '-n', '-w', '1', '--', 'true'], /Choose one of --timeout, --wait/],
+    [['run', 'memory:', 'x', '-n', '-t', '1s', '--', 'true'], /Choose one of --timeout, --wait/],
+    [['run', 'memory:', 'x', '-E', '256', '--', 'true'], /from 0 to 255, got "256"/],
+    [['run', 'memory:', 'x', '-E', '-1', '--', 'true'], /from 0 to 255, got "-1"/],
+    [['run', 'memory:', 'x', '-E', '2.5', '--', 'true'], /from 0 to 255, got "2.5"/],
+    [
+      ['run', 'memory:', 'x', '-c', 'true', '--', 'true'],
+      /either with -c "<command>" or after "--"/,
+    ],
+    [['run', 'memory:', 'x', '-c', ' '], /-c takes a command string/],
+    [
+      ['run', 'memory:', 'x', '--url-file', '', '-c', 'true'],
+      /--url-file takes the name of a file/,
+    ],
     [['run', 'etcd://h', 'x', '--', 'true'], /Unknown lock URL scheme "etcd:"/],
     [['run', 'file:///tmp/x?leaseMs=5', 'x', '--', 'true'], /leaseMs must be an integer/],
-    [['inspect', 'memory:'], /needs a lock URL and a lock name/],
+    [['inspect', 'memory:'], /needs a lock name after the lock URL/],
+    [['inspect', 'x'], /needs a lock URL/],
+    [['inspect', 'etcd://h', 'x'], /Unknown lock URL scheme "etcd:"/],
+    [['inspect', 'postgres://h/db?idleTimeoutMs=x', 'x'], /"idleTimeoutMs" must be a number/],
   ])('%j → 64', async (args, message) => {
     const result = await lockkit(...args);
     expect(result.code).toBe(64);
@@ -60,5 +85,50 @@ describe('lockkit: help, version and usage errors', () => {
     const result = await lockkit('run', 'memory:', 'x', ...childCommand('exit=7'));
     expect(result.code).toBe(7);
     expect(result.stdout).toContain('"backend":"memory"');
+  });
+
+  it.each([
+    ['PostgreSQL', 'postgres://app:hunter2@127.0.0.1:1/app'],
+    ['MySQL', 'mysql://app:hunter2@127.0.0.1:1/app'],
+  ])(
+    'inspect on an unreachable %s: 69, one line naming the address, no stack trace',
+    async (server, url) => {
+      const result = await lockkit('inspect', url, 'x');
+      expect(result.code).toBe(69);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toBe(
+        `lockkit: backend unavailable: ${server} at 127.0.0.1:1: connect ECONNREFUSED 127.0.0.1:1\n`,
+      );
+    },
+  );
+
+  it('demo on an unreachable server: 69 in one line, no worker started', async () => {
+    const result = await lockkit('demo', 'postgres://app:hunter2@127.0.0.1:1/app');
+    expect(result.code).toBe(69);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(
+      /^lockkit: backend unavailable: .*ECONNREFUSED 127\.0\.0\.1:1.*\n$/,
+    );
+    expect(result.stderr).not.toContain('hunter2');
+  });
+
+  it('--help and usage errors do not load lockkit or a backend', () => {
+    // Follow the static imports of the built binary: none may reach a package; the commands
+    // are imported dynamically, when they run.
+    const seen = new Set<string>();
+    const packages: string[] = [];
+    const visit = (url: URL): void => {
+      if (seen.has(url.href)) return;
+      seen.add(url.href);
+      const code = readFileSync(url, 'utf8');
+      for (const [, specifier = ''] of code.matchAll(/^import [^;]*?from '([^']+)';/gms)) {
+        if (specifier.startsWith('.')) visit(new URL(specifier, url));
+        else if (!specifier.startsWith('node:')) packages.push(specifier);
+      }
+    };
+    visit(new URL('../dist/bin.js', import.meta.url));
+    expect(packages).toEqual([]);
+    expect([...seen].some((url) => url.endsWith('/cli-arguments.js'))).toBe(true);
+    expect([...seen].some((url) => url.includes('/commands/'))).toBe(false);
   });
 });

@@ -1,14 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import { argumentCases } from './cases/arguments.js';
+import { closeCases } from './cases/close.js';
 import { compositeCases } from './cases/composite.js';
 import { crossProcessCases } from './cases/cross-process.js';
 import { exclusionCases } from './cases/exclusion.js';
 import { leakCases } from './cases/leaks.js';
 import { lostAndFencingCases } from './cases/lost-and-fencing.js';
 import { nameCases } from './cases/names.js';
+import { namespaceCases } from './cases/namespaces.js';
+import { orderingCases } from './cases/ordering.js';
+import { outageCases } from './cases/outage.js';
 import { readWriteCases } from './cases/read-write.js';
+import { readWriteWaitingCases } from './cases/read-write-waiting.js';
 import { semaphoreCases } from './cases/semaphore.js';
 import { timingCases } from './cases/timing.js';
+import { timingBoundCases } from './cases/timing-bounds.js';
+import { waiterCases } from './cases/waiters.js';
 import type { ConformanceOptions } from './options.js';
 import { Fixture, subjects } from './support.js';
 
@@ -34,21 +41,29 @@ export function describeLockProvider(options: ConformanceOptions): void {
       }
       expect(capabilities.lostDetectionMs).toBeGreaterThanOrEqual(0);
       expect(capabilities.abandonedReleaseMs).toBeGreaterThanOrEqual(0);
+      expect(capabilities.unavailableMs).toBeGreaterThanOrEqual(0);
     });
 
     argumentCases(fx);
     nameCases(fx);
+    namespaceCases(fx);
+    closeCases(fx);
     for (const subject of subjects) {
       describe(subject.label, () => {
         exclusionCases(fx, subject);
         timingCases(fx, subject);
+        timingBoundCases(fx, subject);
+        waiterCases(fx, subject);
         lostAndFencingCases(fx, subject);
         crossProcessCases(fx, subject, capabilities.crossProcess);
       });
     }
     readWriteCases(fx);
+    readWriteWaitingCases(fx);
+    orderingCases(fx, capabilities.fifo, capabilities.leases);
     semaphoreCases(fx);
     compositeCases(fx);
     leakCases(fx);
+    outageCases(fx);
   });
 }

@@ -1,4 +1,10 @@
 export { type ChildHolder, spawnHolder } from './child/spawn-holder.js';
 export { describeLockProvider } from './describe-lock-provider.js';
-export type { ChildProviderSpec, ConformanceFaults, ConformanceOptions } from './options.js';
+export type {
+  ChildProviderSpec,
+  ConformanceFaults,
+  ConformanceOptions,
+  OutageFaults,
+  ProviderOptions,
+} from './options.js';
 export { abortedWithin, type LockSpec, waitFor } from './support.js';

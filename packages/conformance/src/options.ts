@@ -21,17 +21,59 @@ export interface ConformanceFaults {
    * `capabilities.lostDetectionMs` and the lock to become free for others.
    */
   readonly loseLock?: (handle: LockHandle, provider: ILockProvider) => Promise<void> | void;
+  /** Enables the outage cases (docs/contract.md, "When the server cannot be reached"). */
+  readonly outage?: OutageFaults;
+}
+
+/** How the outage cases reach a server that is not there. */
+export interface OutageFaults {
+  /**
+   * A provider set up like `createProvider`'s, but for a server that cannot be reached (an
+   * address where nothing listens, so connections are refused; for files, a directory that
+   * cannot be used). The suite closes it.
+   */
+  readonly createUnreachableProvider: () => ILockProvider | Promise<ILockProvider>;
+  /**
+   * What every `BackendUnavailableError` from that provider must name in its message (the
+   * host:port, socket path or directory it tried). Absent → the message is not checked.
+   */
+  readonly address?: string;
+  /**
+   * Optional: cut `provider` (from `createProvider`) off from its server while both keep
+   * running (pause the server, drop the connection's traffic, make the directory unusable),
+   * until the returned function restores it. Enables the held-lock outage case.
+   */
+  readonly interrupt?: (provider: ILockProvider) => Promise<() => Promise<void>>;
+}
+
+/** What the suite asks of {@link ConformanceOptions.createProvider}. */
+export interface ProviderOptions {
+  /**
+   * The provider's namespace (the provider option every backend takes). Absent → the
+   * default namespace. The namespace cases create providers in two namespaces and expect
+   * them never to exclude each other, so a factory must pass it on.
+   */
+  readonly namespace?: string;
 }
 
 /** Options of {@link describeLockProvider}. */
 export interface ConformanceOptions {
   /** Shown in the describe() title. */
   readonly name: string;
-  /** A fresh provider on the shared server each call; the suite closes it. */
-  readonly createProvider: () => ILockProvider | Promise<ILockProvider>;
+  /**
+   * A fresh provider on the shared server each call; the suite closes it. Pass
+   * `options.namespace` on to the provider.
+   */
+  readonly createProvider: (options?: ProviderOptions) => ILockProvider | Promise<ILockProvider>;
   readonly faults?: ConformanceFaults;
   /** Enables the cross-process cases (with `capabilities.crossProcess`). */
   readonly childProvider?: ChildProviderSpec;
+  /**
+   * Lease backends (`capabilities.leases`): the lease length in ms of the providers that
+   * `createProvider` returns; keep it short (1–2 s). Enables the case that holds a lock over
+   * more than three lease lengths. Absent → that case is skipped, saying so.
+   */
+  readonly leaseMs?: number;
   /** Multiplies every timing bound, for slow backends or machines. @defaultValue 1 */
   readonly timeScale?: number;
   /**

@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { AcquireOptions, ILockProvider, LockHandle, LockKind } from '@lockkit/core';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import {
+  type AcquireOptions,
+  channelNames,
+  type ILockProvider,
+  type LockHandle,
+  type LockKind,
+} from '@lockkit/core';
 import { afterEach } from 'vitest';
-import type { ConformanceOptions } from './options.js';
+import type { ConformanceOptions, ProviderOptions } from './options.js';
 
 /** The acquire surface of one primitive in one mode. */
 export interface Acquirer {
@@ -125,10 +132,15 @@ export class Fixture {
   }
 
   /** A fresh provider, closed after the test. */
-  async provider(): Promise<ILockProvider> {
-    const provider = await this.options.createProvider();
+  async provider(options?: ProviderOptions): Promise<ILockProvider> {
+    const provider = await this.options.createProvider(options);
     this.#providers.add(provider);
     return provider;
+  }
+
+  /** Closes `provider` (created outside {@link provider}) after the test. */
+  adopt(provider: ILockProvider): void {
+    this.#providers.add(provider);
   }
 
   /** Forget a provider the test closes itself. */
@@ -235,4 +247,23 @@ export async function yieldTurns(turns: number): Promise<void> {
 /** Title with the reason when the case cannot run. */
 export function titled(title: string, skipReason: string | undefined): string {
   return skipReason ? `${title} — skipped: ${skipReason}` : title;
+}
+
+/** Resolves at the next `lockkit:wait` event for a lock whose name ends with `name`. */
+export function nextWaitFor(name: string): Promise<void> {
+  return new Promise((resolve) => {
+    const listener = (message: unknown): void => {
+      // endsWith: a name-prefix decorator publishes the provider-level (prefixed) name.
+      if (!(message as { name?: string }).name?.endsWith(name)) return;
+      unsubscribe(channelNames.wait, listener);
+      resolve();
+    };
+    subscribe(channelNames.wait, listener);
+  });
+}
+
+/** The median of `values`. */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
 }

@@ -68,7 +68,7 @@ export interface LeaseInfo {
 
 /**
  * How long the caller is prepared to wait, for backends whose server can queue them. Call
- * `waiting()` and `failed()` as methods of the context (`wait.failed(cause)`), not detached.
+ * `waiting()` as a method of the context (`wait.waiting()`), not detached.
  */
 export interface WaitContext {
   /** Aborts when the caller gives up (timeout, its own signal, provider close). */
@@ -85,14 +85,6 @@ export interface WaitContext {
    * `lockkit:wait` (core publishes it itself for backends that wait through `watch`).
    */
   readonly waiting: () => void;
-  /**
-   * A backend whose attempt could not be decided (the server or a quorum out of reach) but
-   * that lets the caller keep trying until the deadline calls this with the failure and
-   * returns null: if the deadline then passes, the `LockTimeoutError` has it as `cause`.
-   * (Backends that fail such an acquire at once throw `BackendUnavailableError` instead.)
-   * Optional so that contexts built outside core (benchmarks, tests) need not supply it.
-   */
-  readonly failed?: ((cause: unknown) => void) | undefined;
 }
 
 /** A subscription to "this lock may have become free" notifications. */
@@ -122,13 +114,19 @@ export interface LockBackend<G extends Grant = Grant> {
    * wait here until granted, `wait.deadline`, or `wait.signal`; others return `null` at once
    * and implement {@link watch}. Core releases a grant that arrives after the caller gave
    * up. A grant the backend cannot return (the server granted after a cancel) is the
-   * backend's to undo.
+   * backend's to undo. An attempt that cannot reach the server (or a quorum) throws
+   * `BackendUnavailableError` within `capabilities.unavailableMs`; core applies the outage
+   * policy (docs/contract.md): a single try fails with it, a waiting acquire retries until
+   * its deadline and then fails with it.
    */
   tryAcquire(request: LockRequest, wait: WaitContext): Promise<G | null>;
 
   /**
    * Optional notified waiting: subscribe BEFORE core's next attempt (subscribe-then-retry),
-   * so a release between the failed attempt and the wait is not missed.
+   * so a release between the failed attempt and the wait is not missed. A watch that rejects
+   * with `BackendUnavailableError` is treated like an attempt that could not reach the server
+   * (core polls and tries `watch` again after the next successful attempt); any other
+   * rejection fails the acquire.
    */
   watch?(request: LockRequest): ReleaseWatch | Promise<ReleaseWatch>;
 

@@ -1,19 +1,21 @@
+/**
+ * `@lockkit/core`: the application API — the primitives' interfaces, errors, `acquireAll`,
+ * the in-memory provider, the name-prefix decorator and the diagnostics channels. Backend
+ * authors find the rest in `@lockkit/core/backend`.
+ *
+ * @module
+ */
 export {
   type AcquireTarget,
   acquireAll,
   type CompositeLockHandle,
   tryAcquireAll,
 } from './acquire-all.js';
-export type {
-  Grant,
-  LeaseInfo,
-  LockBackend,
-  LockRequest,
-  ReleaseWatch,
-  WaitContext,
-} from './backend.js';
 export { channelNames, type LockEvent } from './diagnostics.js';
-export { BackendUnavailableError } from './errors/backend-unavailable-error.js';
+export {
+  BackendUnavailableError,
+  type BackendUnavailableErrorOptions,
+} from './errors/backend-unavailable-error.js';
 export { InvalidArgumentError } from './errors/invalid-argument-error.js';
 export { LockAbortedError } from './errors/lock-aborted-error.js';
 export { LockDeadlockError } from './errors/lock-deadlock-error.js';
@@ -28,42 +30,12 @@ export { LockLostError } from './errors/lock-lost-error.js';
 export { LockTimeoutError } from './errors/lock-timeout-error.js';
 export { ProviderClosedError } from './errors/provider-closed-error.js';
 export {
-  base32,
-  int64Key,
-  KEY_MAPPING_VERSION,
-  type KeyFamily,
-  keyFamily,
-  nameDigest,
-  type ReadableKeyOptions,
-  readableKey,
-} from './keys.js';
-export { grantOf } from './lock-handle.js';
-export { LockProvider, type LockProviderOptions } from './lock-provider.js';
-export {
   createMemoryLockProvider,
-  MemoryBackend,
-  type MemoryGrant,
   MemoryLockProvider,
   type MemoryLockProviderOptions,
 } from './memory/memory-lock-provider.js';
 export { defaultMemoryStore, MemoryLockStore } from './memory/memory-lock-store.js';
-export { grantBehind, unwrapHandle, withNamePrefix } from './name-prefix.js';
-export {
-  booleanOption,
-  checkOptionKeys,
-  type NumberOptionRule,
-  numberOption,
-  stringOption,
-} from './option-validation.js';
-export {
-  type Deadline,
-  DeadlineTimer,
-  delay,
-  jitter,
-  now,
-  untilAborted,
-  Wakeup,
-} from './timing.js';
+export { unwrapHandle, withNamePrefix } from './name-prefix.js';
 export type {
   AcquireOptions,
   Capabilities,
@@ -74,12 +46,4 @@ export type {
   LockHandle,
   LockKind,
 } from './types.js';
-export {
-  MAX_COUNT,
-  MAX_TIMEOUT_MS,
-  type ValidAcquireOptions,
-  validateAcquireOptions,
-  validateMaxCount,
-  validateName,
-  validateTimeout,
-} from './validation.js';
+export { MAX_COUNT, MAX_TIMEOUT_MS } from './validation.js';

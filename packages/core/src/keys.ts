@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { LockRequest } from './backend.js';
 import type { LockKind } from './types.js';
 
 /**
@@ -17,10 +18,24 @@ export function keyFamily(kind: LockKind): KeyFamily {
   return kind === 'read' || kind === 'write' ? 'rw' : kind;
 }
 
+/** A lone (unpaired) UTF-16 surrogate: a string UTF-8 cannot encode faithfully. */
+const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
 /** SHA-256 of the versioned (namespace, family, name) triple. */
 export function nameDigest(namespace: string, family: KeyFamily, name: string): Buffer {
-  return createHash('sha256')
-    .update(`lockkit/v${KEY_MAPPING_VERSION}\0${family}\0${namespace}\0${name}`, 'utf8')
+  const hash = createHash('sha256');
+  // NUL separates the fields, so it is unambiguous while the namespace has no NUL.
+  if (!namespace.includes('\0') && !loneSurrogate.test(namespace) && !loneSurrogate.test(name)) {
+    return hash
+      .update(`lockkit/v${KEY_MAPPING_VERSION}\0${family}\0${namespace}\0${name}`, 'utf8')
+      .digest();
+  }
+  // Otherwise ("a", "b\0c") and ("a\0b", "c") would meet, and UTF-8 turns every lone
+  // surrogate into U+FFFD: hash the namespace's length and the UTF-16 code units instead,
+  // after a prefix that no triple of the form above produces.
+  return hash
+    .update(`lockkit/v${KEY_MAPPING_VERSION}-utf16\0${family}\0${namespace.length}\0`, 'utf8')
+    .update(`${namespace}${name}`, 'utf16le')
     .digest();
 }
 
@@ -78,4 +93,31 @@ export function readableKey(
 /** A signed 64-bit key (e.g. for PostgreSQL advisory locks) from the versioned digest. */
 export function int64Key(namespace: string, kind: LockKind, name: string): bigint {
   return nameDigest(namespace, keyFamily(kind), name).readBigInt64BE(0);
+}
+
+/**
+ * Memoises a backend's name → keys mapping (which hashes the name) for the names in use, so a
+ * lock taken again and again is hashed once. Keyed by (namespace, key family, name); bounded:
+ * cleared when `limit` entries are held; names over 256 characters are derived every time
+ * (remembering long strings costs more memory than the hash saves). The one memo every backend
+ * uses.
+ */
+export function memoizeKeys<K>(
+  derive: (request: LockRequest) => K,
+  limit = 1000,
+): (request: LockRequest) => K {
+  const cache = new Map<string, K>();
+  return (request) => {
+    if (request.name.length > 256) return derive(request);
+    // The namespace's length keeps ("a", "b\0c") and ("a\0b", "c") apart.
+    const { namespace, name } = request;
+    const id = `${keyFamily(request.kind)}\u0000${namespace.length}\u0000${namespace}\u0000${name}`;
+    let keys = cache.get(id);
+    if (keys === undefined) {
+      if (cache.size >= limit) cache.clear();
+      keys = derive(request);
+      cache.set(id, keys);
+    }
+    return keys;
+  };
 }

@@ -1,19 +1,17 @@
 import { type AcquireHost, acquireWithPolicy } from './acquire-policy.js';
 import type { Grant, LockBackend, LockRequest } from './backend.js';
 import { publish } from './diagnostics.js';
+import { InvalidArgumentError } from './errors/invalid-argument-error.js';
 import { LockAbortedError } from './errors/lock-aborted-error.js';
 import { ProviderClosedError } from './errors/provider-closed-error.js';
 import { ManagedHandle } from './lock-handle.js';
-import { DistributedLock, ReadWriteLock, Semaphore } from './primitives.js';
+import { type AcquireFunction, DistributedLock, ReadWriteLock, Semaphore } from './primitives.js';
 import type {
-  AcquireOptions,
   Capabilities,
   IDistributedLock,
   ILockProvider,
   IReadWriteLock,
   ISemaphore,
-  LockHandle,
-  LockKind,
 } from './types.js';
 import { validateAcquireOptions, validateMaxCount, validateName } from './validation.js';
 
@@ -25,15 +23,6 @@ export interface LockProviderOptions {
    */
   readonly namespace?: string | undefined;
 }
-
-/** Runs one acquire for a primitive; `try` mode defaults to timeout 0 and resolves null. */
-export type AcquireFunction = (
-  kind: LockKind,
-  name: string,
-  maxCount: number,
-  options: AcquireOptions | undefined,
-  mode: 'acquire' | 'try',
-) => Promise<LockHandle | null>;
 
 /**
  * The one {@link ILockProvider} implementation: wraps a {@link LockBackend} and applies the
@@ -54,7 +43,7 @@ export class LockProvider<G extends Grant = Grant> implements ILockProvider {
   constructor(backend: LockBackend<G>, options: LockProviderOptions = {}) {
     const namespace = options.namespace ?? '';
     if (typeof namespace !== 'string') {
-      throw new TypeError('namespace must be a string');
+      throw new InvalidArgumentError(`namespace must be a string, got ${typeof namespace}`);
     }
     this.#backend = backend;
     this.backend = backend.backend;
@@ -134,12 +123,12 @@ export class LockProvider<G extends Grant = Grant> implements ILockProvider {
       },
       adopt: (request, grant) => {
         if (this.#closing) {
-          return this.#backend
-            .release(request, grant)
-            .catch(() => false)
-            .then(() => {
-              throw new LockAbortedError(request.name, 'the provider was closed');
-            });
+          // On the books, so close() calls backend.close() only after this release settled.
+          const released = this.#backend.release(request, grant).catch(() => false);
+          this.#inFlight.add(released);
+          return released.then(() => {
+            throw new LockAbortedError(request.name, 'the provider was closed');
+          });
         }
         const handles = this.#handles;
         let node: HandleNode<G> | undefined;
@@ -153,8 +142,6 @@ export class LockProvider<G extends Grant = Grant> implements ILockProvider {
         this.#inFlight.add(work);
         return work;
       },
-      enter: () => this.#inFlight.enter(),
-      leave: () => this.#inFlight.leave(),
       discard: (request, grant) => {
         const cleanup = this.#backend.release(request, grant).then(
           () => undefined,
@@ -196,15 +183,6 @@ class InFlight {
   add(work: Promise<unknown>): void {
     this.#count += 1;
     work.then(this.#settled, this.#settled);
-  }
-
-  /** Counts a call by hand: {@link leave} once it settled. */
-  enter(): void {
-    this.#count += 1;
-  }
-
-  leave(): void {
-    this.#settled();
   }
 
   /** Resolves once nothing is in flight (including what is added meanwhile). */

@@ -1,4 +1,5 @@
 import type { Grant } from './backend.js';
+import { InvalidArgumentError } from './errors/invalid-argument-error.js';
 import { grantOf } from './lock-handle.js';
 import type {
   AcquireOptions,
@@ -46,7 +47,9 @@ type Body<T> = (handle: LockHandle) => Promise<T> | T;
  * conformance suite re-runs itself through this decorator.
  */
 export function withNamePrefix(provider: ILockProvider, prefix: string): ILockProvider {
-  if (typeof prefix !== 'string') throw new TypeError('prefix must be a string');
+  if (typeof prefix !== 'string') {
+    throw new InvalidArgumentError(`prefix must be a string, got ${typeof prefix}`);
+  }
   const wrap = async (
     name: string,
     handle: Promise<LockHandle | null>,

@@ -1,11 +1,20 @@
-import type { AcquireFunction } from './lock-provider.js';
 import type {
   AcquireOptions,
   IDistributedLock,
   IReadWriteLock,
   ISemaphore,
   LockHandle,
+  LockKind,
 } from './types.js';
+
+/** Runs one acquire for a primitive; `try` mode defaults to timeout 0 and resolves null. */
+export type AcquireFunction = (
+  kind: LockKind,
+  name: string,
+  maxCount: number,
+  options: AcquireOptions | undefined,
+  mode: 'acquire' | 'try',
+) => Promise<LockHandle | null>;
 
 type Body<T> = (handle: LockHandle) => Promise<T> | T;
 

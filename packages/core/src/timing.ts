@@ -148,6 +148,7 @@ export class DeadlineTimer {
     }
     // Armed before firing, so deadlines added by the callbacks compare against it.
     if (next < Number.POSITIVE_INFINITY) this.#arm(next);
+    if (due.length > 1) due.sort((a, b) => a.at - b.at); // a late sweep still fires in order
     for (const entry of due) {
       if (entry.state !== 'due') continue; // deleted by an earlier callback of this sweep
       entry.state = 'done';

@@ -112,6 +112,12 @@ export interface Capabilities {
    * backends when the lease runs out.
    */
   readonly abandonedReleaseMs: number;
+  /**
+   * Upper bound, in ms, from a call on a server that cannot be reached (connection refused,
+   * unknown host, authentication failure, no answer) to its `BackendUnavailableError`; also
+   * bounds `release()` (which then resolves `false`) and `close()` in an outage.
+   */
+  readonly unavailableMs: number;
 }
 
 /** Creates locks on one backend. Swap providers without touching call sites. */

@@ -57,14 +57,14 @@ describe('errors', () => {
 
 describe('provider option checks', () => {
   it('reject non-objects and unknown keys, naming them', async () => {
-    const { checkOptionKeys } = await import('../src/index.js');
+    const { checkOptionKeys } = await import('../src/for-backends.js');
     expect(() => checkOptionKeys(null, ['a'], 'Redis')).toThrow(/Redis options must be an object/);
     expect(() => checkOptionKeys({ b: 1 }, ['a'], 'Redis')).toThrow(/Unknown Redis option "b"/);
     expect(() => checkOptionKeys({ a: 1 }, ['a'], 'Redis')).not.toThrow();
   });
 
   it('numbers: default, range, integer', async () => {
-    const { numberOption } = await import('../src/index.js');
+    const { numberOption } = await import('../src/for-backends.js');
     expect(numberOption('leaseMs', undefined, { default: 30_000, min: 100 })).toBe(30_000);
     expect(numberOption('leaseMs', 500, { default: 30_000, min: 100 })).toBe(500);
     for (const bad of [99, 1.5, Number.NaN, '500', 2 ** 31]) {
@@ -76,7 +76,7 @@ describe('provider option checks', () => {
   });
 
   it('booleans and strings', async () => {
-    const { booleanOption, stringOption } = await import('../src/index.js');
+    const { booleanOption, stringOption } = await import('../src/for-backends.js');
     expect(booleanOption('autoExtend', undefined, true)).toBe(true);
     expect(() => booleanOption('autoExtend', 'yes', true)).toThrow(
       /autoExtend must be true or false/,

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
-const dist = new URL('../dist/index.js', import.meta.url).href;
+const dist = new URL('../dist/for-backends.js', import.meta.url).href;
 
 describe('a pending acquire keeps the process alive', () => {
   it('a waiter on a watch-based backend with nothing else scheduled still gets its lock', () => {
@@ -13,7 +13,7 @@ describe('a pending acquire keeps the process alive', () => {
       let attempts = 0;
       const backend = {
         backend: 'silent', pollIntervalMs: 50,
-        capabilities: { crossProcess: false, leases: false, fifo: false, lostDetectionMs: 0, abandonedReleaseMs: 0 },
+        capabilities: { crossProcess: false, leases: false, fifo: false, lostDetectionMs: 0, abandonedReleaseMs: 0, unavailableMs: 0 },
         async tryAcquire() { attempts += 1; return attempts < 3 ? null : { fencingToken: 1n }; },
         watch() { return new Wakeup(); },
         async release() { return true; },

@@ -9,16 +9,19 @@ import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type Grant,
-  type IDistributedLock,
   type LockBackend,
-  LockLostError,
   LockProvider,
   type LockRequest,
-  LockTimeoutError,
   now,
   type ReleaseWatch,
   type WaitContext,
   Wakeup,
+} from '../src/for-backends.js';
+import {
+  BackendUnavailableError,
+  type IDistributedLock,
+  LockLostError,
+  LockTimeoutError,
 } from '../src/index.js';
 import { DeadlineTimer } from '../src/timing.js';
 
@@ -34,6 +37,7 @@ class ScriptedBackend implements LockBackend<ScriptedGrant> {
     fifo: false,
     lostDetectionMs: 0,
     abandonedReleaseMs: 0,
+    unavailableMs: 0,
   };
   pollIntervalMs = 60_000;
   leaseMs = 300;
@@ -45,8 +49,10 @@ class ScriptedBackend implements LockBackend<ScriptedGrant> {
   releases: number[] = [];
   watchers = new Set<Wakeup>();
   grantDelayMs = 0;
-  /** Set: every attempt is undecided (server out of reach), reported through wait.failed. */
+  /** Set: every attempt throws it (the server is out of reach). */
   unreachable: Error | undefined;
+  /** Set: watch() rejects with it. */
+  watchFailure: Error | undefined;
   #nextId = 1;
 
   /** Set: tryAcquire throws synchronously (a backend that throws instead of rejecting). */
@@ -57,12 +63,9 @@ class ScriptedBackend implements LockBackend<ScriptedGrant> {
     return this.#tryAcquire(request, wait);
   }
 
-  async #tryAcquire(_request: LockRequest, wait: WaitContext): Promise<ScriptedGrant | null> {
+  async #tryAcquire(_request: LockRequest, _wait: WaitContext): Promise<ScriptedGrant | null> {
     this.attempts += 1;
-    if (this.unreachable) {
-      wait.failed?.(this.unreachable);
-      return null;
-    }
+    if (this.unreachable) throw this.unreachable;
     if (this.grantDelayMs) await new Promise((resolve) => setTimeout(resolve, this.grantDelayMs));
     if (!this.free) return null;
     this.free = false;
@@ -75,6 +78,7 @@ class ScriptedBackend implements LockBackend<ScriptedGrant> {
   }
 
   watch(): Wakeup {
+    if (this.watchFailure) throw this.watchFailure; // core takes a throw like a rejection
     const wakeup = new Wakeup(() => this.watchers.delete(wakeup));
     this.watchers.add(wakeup);
     return wakeup;
@@ -250,17 +254,67 @@ describe('waiting', () => {
 });
 
 describe('timeouts', () => {
-  it('a timeout after attempts the backend could not decide carries the last failure as cause', async () => {
-    const unreachable = new Error('no quorum');
+  it('out of reach: a timed call retries until its deadline, then rejects with the failure (never null)', async () => {
+    const unreachable = new BackendUnavailableError('no quorum');
     const { backend, lock } = setup((b) => {
       b.unreachable = unreachable;
       b.pollIntervalMs = 10;
     });
-    const error = await lock.acquire({ timeout: 100 }).catch((e: unknown) => e);
+    for (const call of [
+      () => lock.acquire({ timeout: 100 }),
+      () => lock.tryAcquire({ timeout: 100 }),
+    ]) {
+      const attempts = backend.attempts;
+      const started = now();
+      expect(await call().catch((e: unknown) => e)).toBe(unreachable);
+      expect(now() - started).toBeGreaterThanOrEqual(95);
+      expect(backend.attempts - attempts).toBeGreaterThan(2); // it kept trying until the deadline
+    }
+  });
+
+  it('out of reach: a single try rejects at once; an untimed acquire retries until aborted', async () => {
+    const unreachable = new BackendUnavailableError('refused');
+    const { backend, lock } = setup((b) => {
+      b.unreachable = unreachable;
+      b.pollIntervalMs = 10;
+    });
+    await expect(lock.tryAcquire()).rejects.toBe(unreachable);
+    await expect(lock.acquire({ timeout: 0 })).rejects.toBe(unreachable);
+    expect(backend.attempts).toBe(2);
+    const controller = new AbortController();
+    const waiting = lock.acquire({ signal: controller.signal }).catch((e: unknown) => e);
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    controller.abort('stop');
+    expect(await waiting).toBe('stop');
+    expect(backend.attempts).toBeGreaterThan(4);
+  });
+
+  it('out of reach: a failing watch falls back to polling; the call ends with the last attempt', async () => {
+    const { backend, lock } = setup((b) => {
+      b.free = false;
+      b.pollIntervalMs = 10;
+      b.watchFailure = new BackendUnavailableError('subscribe failed');
+    });
+    // The attempts answer "held" (the server is reachable): a timeout, not the watch's failure.
+    expect(await lock.tryAcquire({ timeout: 60 })).toBeNull();
+    expect(backend.attempts).toBeGreaterThan(1);
+    const other = new Error('a bug, not an outage');
+    backend.watchFailure = other;
+    await expect(lock.acquire({ timeout: 60 })).rejects.toBe(other);
+  });
+
+  it('an attempt that reaches the server again ends the outage: the deadline is a plain timeout', async () => {
+    const { backend, lock } = setup((b) => {
+      b.unreachable = new BackendUnavailableError('blip');
+      b.free = false;
+      b.pollIntervalMs = 10;
+    });
+    setTimeout(() => {
+      backend.unreachable = undefined;
+    }, 30);
+    const error = await lock.acquire({ timeout: 120 }).catch((e: unknown) => e);
     expect(LockTimeoutError.isInstance(error)).toBe(true);
-    expect((error as Error).cause).toBe(unreachable);
-    expect(backend.attempts).toBeGreaterThan(2); // it kept trying until the deadline
-    expect(await lock.tryAcquire({ timeout: 50 })).toBeNull(); // tryAcquire still resolves null
+    expect((error as Error).cause).toBeUndefined();
   });
 
   it('a backend that throws instead of rejecting: every acquire form rejects with its error', async () => {

@@ -24,7 +24,6 @@ import { type FileOps, isMissing, unavailable } from './file-system.js';
 import { childPath, FENCE_FILE } from './lock-paths.js';
 
 const COUNTER_NAME = /^fence\.(\d{1,20})$/;
-const LEGACY_RECORD = /^(\d{20})\n$/;
 
 /** The counter file's name for `value`. */
 export function counterName(value: bigint): string {
@@ -33,7 +32,7 @@ export function counterName(value: bigint): string {
 
 /**
  * The fencing counter's value (the last token handed out) from a key directory's entry names;
- * undefined if there is no counter yet (or only an earlier version's `fence` file).
+ * undefined if there is no counter yet.
  */
 export function fencingCounterOf(names: readonly string[]): bigint | undefined {
   let value: bigint | undefined;
@@ -44,20 +43,6 @@ export function fencingCounterOf(names: readonly string[]): bigint | undefined {
     if (value === undefined || found > value) value = found;
   }
   return value;
-}
-
-/** Parses an earlier lockkit version's counter record ('' for an empty file). */
-export function parseLegacyCounter(content: string, path: string): bigint {
-  if (content === '') return 0n;
-  const match = LEGACY_RECORD.exec(content);
-  if (!match) {
-    throw new BackendUnavailableError(
-      `Fencing counter ${path} is corrupt (${JSON.stringify(content.slice(0, 32))}); ` +
-        `restore it, or replace it with a file named ${FENCE_FILE}.<n> for an n above every ` +
-        'token handed out',
-    );
-  }
-  return BigInt(match[1] as string);
 }
 
 /**
@@ -130,29 +115,12 @@ export class FencingCounters {
     }
     const value = fencingCounterOf(names);
     if (value !== undefined) return value;
-    const legacy = childPath(keyDir, FENCE_FILE);
-    let start = 0n;
-    if (names.includes(FENCE_FILE)) {
-      // An earlier version's counter: its record becomes the name.
-      const fd = await fs.openFile(legacy).catch((e: unknown) => {
-        throw unavailable(`open ${legacy}`, e);
-      });
-      try {
-        start = parseLegacyCounter(await fs.readHead(fd), legacy);
-      } finally {
-        await fs.closeFile(fd).catch(() => undefined);
-      }
-      await fs.rename(legacy, childPath(keyDir, counterName(start))).catch((error: unknown) => {
-        if (!isMissing(error)) throw unavailable(`rename ${legacy}`, error); // else: done already
-      });
-      return start;
-    }
     // A new counter: an empty fence.0 (opening creates it; someone else may just have).
-    const first = childPath(keyDir, counterName(start));
+    const first = childPath(keyDir, counterName(0n));
     const fd = await fs.openFile(first).catch((e: unknown) => {
       throw unavailable(`create ${first}`, e);
     });
     await fs.closeFile(fd).catch(() => undefined);
-    return start;
+    return 0n;
   }
 }

@@ -1,18 +1,20 @@
+import type { Capabilities } from '@lockkit/core';
 import {
-  type Capabilities,
   type Grant,
   type LockBackend,
   type LockRequest,
+  memoizeKeys,
   now,
   type ReleaseWatch,
   type WaitContext,
-} from '@lockkit/core';
+} from '@lockkit/core/backend';
 import { onProcessExit, releaseSync, removeSync } from './exit-cleanup.js';
 import { FencingCounters } from './fencing-counter.js';
-import type { ResolvedFileOptions } from './file-lock-options.js';
-import { fileOpsFor } from './file-system.js';
+import type { FileLockContext } from './file-lock-context.js';
+import { fileCapabilities, type ResolvedFileOptions } from './file-lock-options.js';
+import { fileOpsFor, namingDirectory } from './file-system.js';
 import { type Attempt, tryMutex, tryReader, trySemaphore, tryWriter } from './gated-locks.js';
-import { claimMarker, type FileLockContext, touchMarker } from './lock-directory.js';
+import { claimMarker, touchMarker } from './holder-markers.js';
 import { LockDirs } from './lock-dirs.js';
 import { childPath, type KeyPaths, keyPaths, SPARES_DIR } from './lock-paths.js';
 import { ParkedGates } from './parked-gates.js';
@@ -41,24 +43,11 @@ interface WaitState {
   busy: Promise<unknown>;
 }
 
-/** The capabilities of a file backend with this lease. */
-export function fileCapabilities(leaseMs: number): Capabilities {
-  return {
-    crossProcess: true,
-    leases: true,
-    fifo: false,
-    // A removed marker is noticed at the next extension (every leaseMs / 3).
-    lostDetectionMs: Math.ceil(leaseMs / 3) + 250,
-    // A dead holder's marker turns stale leaseMs after its last heartbeat; waiters wake then.
-    abandonedReleaseMs: leaseMs + 250,
-  };
-}
-
 const noop = (): void => undefined;
 
 /**
  * The file-system {@link LockBackend}: hardened mkdir-style lock directories with an mtime
- * heartbeat (see lock-directory.ts), gates and holder markers for RW locks and semaphores
+ * heartbeat (see holder-markers.ts), gates and holder markers for RW locks and semaphores
  * (gated-locks.ts), an on-disk fencing counter, and `fs.watch` wake-ups.
  */
 export class FileLockBackend implements LockBackend<FileGrant> {
@@ -69,19 +58,24 @@ export class FileLockBackend implements LockBackend<FileGrant> {
   readonly #context: FileLockContext;
   readonly #watchers = new DirectoryWatchers();
   readonly #waits = new Map<LockRequest, WaitState>();
-  readonly #paths = new WeakMap<LockRequest, KeyPaths>();
+  /** The paths of a request (memoised: the key directory's name hashes the lock name). */
+  readonly #pathsOf: (request: LockRequest) => KeyPaths = memoizeKeys((request) =>
+    keyPaths(this.options.directory, request.namespace, request.kind, request.name),
+  );
   readonly #work = new Set<Promise<unknown>>();
   readonly #leaseEnds = new WeakMap<FileGrant, number>();
   /** Grants handed out and not yet released (released synchronously at process exit). */
   readonly #held = new Set<FileGrant>();
   readonly #stopExitCleanup: () => void;
   readonly #parked = new ParkedGates((request, gate) => this.#releaseGate(request, gate));
+  readonly #unusable: (error: unknown) => never;
   #ready: Promise<void> | undefined;
 
   constructor(options: ResolvedFileOptions) {
     this.options = options;
     this.capabilities = fileCapabilities(options.leaseMs);
     this.pollIntervalMs = options.pollIntervalMs;
+    this.#unusable = namingDirectory(options.directory);
     const fs = fileOpsFor(options.io);
     const pool = new SparePool(fs, childPath(options.directory, SPARES_DIR));
     const staleness = new Staleness(options.leaseMs);
@@ -99,7 +93,7 @@ export class FileLockBackend implements LockBackend<FileGrant> {
     const state = this.#waits.get(request);
     const attempt = this.#attempt(request, wait, state);
     if (state) state.busy = attempt;
-    return this.#track(attempt);
+    return this.#track(attempt).catch(this.#unusable);
   }
 
   watch(request: LockRequest): ReleaseWatch {
@@ -116,7 +110,7 @@ export class FileLockBackend implements LockBackend<FileGrant> {
 
   release(_request: LockRequest, grant: FileGrant): Promise<boolean> {
     this.#held.delete(grant);
-    return this.#releaseMarker(grant.marker);
+    return this.#releaseMarker(grant.marker).catch(this.#unusable);
   }
 
   async extend(_request: LockRequest, grant: FileGrant): Promise<number | false> {
@@ -282,15 +276,6 @@ export class FileLockBackend implements LockBackend<FileGrant> {
   #validUntil(touchedAt: number): number {
     const { leaseMs } = this.options;
     return touchedAt + leaseMs - Math.min(1000, leaseMs / 10);
-  }
-
-  #pathsOf(request: LockRequest): KeyPaths {
-    let paths = this.#paths.get(request);
-    if (!paths) {
-      paths = keyPaths(this.options.directory, request.namespace, request.kind, request.name);
-      this.#paths.set(request, paths);
-    }
-    return paths;
   }
 
   #track<T>(work: Promise<T>): Promise<T> {

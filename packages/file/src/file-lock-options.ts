@@ -1,13 +1,13 @@
 import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type Capabilities, InvalidArgumentError } from '@lockkit/core';
 import {
   booleanOption,
   checkOptionKeys,
-  InvalidArgumentError,
   type LockProviderOptions,
   numberOption,
   stringOption,
-} from '@lockkit/core';
+} from '@lockkit/core/backend';
 import type { FileIo } from './file-system.js';
 
 /** Options of {@link createFileLockProvider}. Validated at construction, before any I/O. */
@@ -110,4 +110,20 @@ function resolveDirectory(directory: unknown): string {
     return resolveDirectory(url);
   }
   return isAbsolute(directory) ? resolve(directory) : resolve(process.cwd(), directory);
+}
+
+/** The capabilities of a file backend with this lease. */
+export function fileCapabilities(leaseMs: number): Capabilities {
+  return {
+    crossProcess: true,
+    leases: true,
+    fifo: false,
+    // A removed marker is noticed at the next extension (every leaseMs / 3).
+    lostDetectionMs: Math.ceil(leaseMs / 3) + 250,
+    // A dead holder's marker turns stale leaseMs after its last heartbeat; waiters wake then.
+    abandonedReleaseMs: leaseMs + 250,
+    // No wait of its own: a directory that cannot be used (ENOTDIR, EROFS, gone) fails the
+    // first file-system call as soon as the kernel answers; scheduling slack only.
+    unavailableMs: 250,
+  };
 }

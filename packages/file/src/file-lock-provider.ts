@@ -1,4 +1,4 @@
-import { LockProvider } from '@lockkit/core';
+import { LockProvider } from '@lockkit/core/backend';
 import { type FileGrant, FileLockBackend } from './file-lock-backend.js';
 import { type FileLockProviderOptions, resolveFileOptions } from './file-lock-options.js';
 

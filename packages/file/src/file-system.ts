@@ -29,13 +29,7 @@ export interface FileOps {
   readdir(path: string): Promise<string[]>;
   /** Opens (creating if missing) a small file for reading and writing; resolves the fd. */
   openFile(path: string): Promise<number>;
-  /** Reads up to 64 bytes at offset 0 (latin1). */
-  readHead(fd: number): Promise<string>;
-  /** Writes `content` at offset 0 with ONE write call. */
-  writeHead(fd: number, content: string): Promise<void>;
   closeFile(fd: number): Promise<void>;
-  /** True if the open file has been deleted (no name links to it any more). */
-  isUnlinked(fd: number): Promise<boolean>;
   /** rm -rf (cleanup only). */
   removeTree(path: string): Promise<void>;
 }
@@ -70,7 +64,22 @@ export function unavailable(what: string, error: unknown): BackendUnavailableErr
   );
 }
 
-const head = Buffer.alloc(64);
+/**
+ * Rethrows a `BackendUnavailableError` of an attempt or release naming the lock directory
+ * that could not be used (the file-system error stays the `cause`).
+ */
+export function namingDirectory(directory: string): (error: unknown) => never {
+  const named = `the lock directory ${directory} cannot be used: `;
+  return (error) => {
+    if (!BackendUnavailableError.isInstance(error) || error.message.includes(named)) throw error;
+    const detail = error.message.replace(/^File lock backend: /, '');
+    throw new BackendUnavailableError(`File lock backend: ${named}${detail}`, {
+      cause: error.cause ?? error,
+      retryable: error.retryable,
+    });
+  };
+}
+
 const openFlags = fs.constants.O_RDWR | fs.constants.O_CREAT;
 
 function settle<T>(call: () => T): Promise<T> {
@@ -91,11 +100,7 @@ export const syncFileOps: FileOps = {
   mtimeMs: (path) => settle(() => fs.statSync(path).mtimeMs),
   readdir: (path) => settle(() => fs.readdirSync(path)),
   openFile: (path) => settle(() => fs.openSync(path, openFlags, 0o644)),
-  readHead: (fd) =>
-    settle(() => head.toString('latin1', 0, fs.readSync(fd, head, 0, head.length, 0))),
-  writeHead: (fd, content) => settle(() => void fs.writeSync(fd, content, 0, 'latin1')),
   closeFile: (fd) => settle(() => fs.closeSync(fd)),
-  isUnlinked: (fd) => settle(() => fs.fstatSync(fd).nlink === 0),
   removeTree: (path) => settle(() => fs.rmSync(path, { recursive: true, force: true })),
 };
 
@@ -116,17 +121,7 @@ export const asyncFileOps: FileOps = {
   mtimeMs: (path) => call<fs.Stats>((done) => fs.stat(path, done)).then((stats) => stats.mtimeMs),
   readdir: (path) => call<string[]>((done) => fs.readdir(path, done)),
   openFile: (path) => call<number>((done) => fs.open(path, openFlags, 0o644, done)),
-  readHead: (fd) => {
-    const buffer = Buffer.alloc(64);
-    return call<number>((done) => fs.read(fd, buffer, 0, buffer.length, 0, done)).then((length) =>
-      buffer.toString('latin1', 0, length),
-    );
-  },
-  writeHead: (fd, content) =>
-    call<number>((done) => fs.write(fd, content, 0, 'latin1', done)).then(() => undefined),
   closeFile: (fd) => call<void>((done) => fs.close(fd, done)),
-  isUnlinked: (fd) =>
-    call<fs.Stats>((done) => fs.fstat(fd, done)).then((stats) => stats.nlink === 0),
   removeTree: (path) =>
     call<void>((done) => fs.rm(path, { recursive: true, force: true }, (e) => done(e))),
 };

@@ -15,9 +15,10 @@
  *
  * @module
  */
-import { now } from '@lockkit/core';
+import { now } from '@lockkit/core/backend';
+import type { FileLockContext } from './file-lock-context.js';
 import { isMissing, unavailable } from './file-system.js';
-import { censusOf, claimMarker, type FileLockContext } from './lock-directory.js';
+import { censusOf, claimMarker } from './holder-markers.js';
 import type { Holding } from './lock-dirs.js';
 import {
   childPath,

@@ -1,30 +1,5 @@
-/**
- * Lock directories through proper-lockfile. proper-lockfile runs the mkdir lock itself: the
- * create, the stale check on the directory's mtime, the heartbeat (`update`) and the
- * compromise detection. Through its documented `fs` option it gets three hardened calls,
- * which close its known traps:
- *
- * - `mkdir` renames a prepared directory that already holds our owner marker onto the lock
- *   path (see spare-pool.ts). A held lock is never visible empty, so proper-lockfile's stale
- *   takeover — `rmdir`, then `mkdir` — cannot remove a holder's directory (rmdir refuses a
- *   non-empty one) and two contenders can never both win. A stale lock is taken over here
- *   instead: its marker is claimed by a rename, which exactly one contender wins.
- * - `utimes` (the heartbeat) is withheld once our own view of the lease has run out (a
- *   stalled process must not refresh a lock that someone may be taking over right now), when
- *   the handle has let go, and for `autoExtend: false`.
- * - Compromise (`onCompromised`) is reported on the handle's signal, never thrown from
- *   proper-lockfile's timer.
- *
- * Release checks ownership first (claims our marker; false if it is gone) and only then calls
- * proper-lockfile's release, which stops the heartbeat and removes the now empty directory.
- * Each lock() call registers under a never-reused name (the marker's path), so a release can
- * never stop another holder's heartbeat in proper-lockfile's per-process registry.
- *
- * @module
- */
-import * as nodeFs from 'node:fs';
 import { dirname } from 'node:path';
-import { now } from '@lockkit/core';
+import { now } from '@lockkit/core/backend';
 import lockfile from 'proper-lockfile';
 import {
   errorCode,
@@ -34,22 +9,11 @@ import {
   isOccupied,
   unavailable,
 } from './file-system.js';
-import { claimMarker } from './lock-directory.js';
+import { claimMarker } from './holder-markers.js';
+import { type Callback, type LibraryFs, libraryFs } from './library-fs.js';
 import { childPath } from './lock-paths.js';
 import type { Spare, SparePool } from './spare-pool.js';
 import type { Staleness } from './staleness.js';
-
-type Callback<T = void> = (error: NodeJS.ErrnoException | null, value?: T) => void;
-
-/** The file-system calls proper-lockfile makes (its `fs` option). */
-interface LibraryFs {
-  mkdir(path: string, callback: Callback): void;
-  stat(path: string, callback: Callback<nodeFs.Stats>): void;
-  utimes(path: string, atime: Date, mtime: Date, callback: Callback): void;
-  rmdir(path: string, callback: Callback): void;
-  rmdirSync(path: string): void;
-  realpath(path: string, callback: Callback<string>): void;
-}
 
 /** One lock directory we hold (or are landing). */
 export interface Holding {
@@ -73,34 +37,6 @@ export type TakeResult =
   | { readonly holding: Holding; readonly retryAtWall?: undefined }
   | { readonly holding?: undefined; readonly retryAtWall: number | undefined };
 
-const callbackFs = {
-  stat: nodeFs.stat,
-  utimes: nodeFs.utimes,
-  rmdir: nodeFs.rmdir,
-  realpath: nodeFs.realpath,
-};
-
-function syncCall<T>(run: () => T, callback: Callback<T>): void {
-  let value: T;
-  try {
-    value = run();
-  } catch (error) {
-    callback(error as NodeJS.ErrnoException);
-    return;
-  }
-  callback(null, value);
-}
-
-const syncFs = {
-  stat: (path: string, callback: Callback<nodeFs.Stats>) =>
-    syncCall(() => nodeFs.statSync(path), callback),
-  utimes: (path: string, atime: Date, mtime: Date, callback: Callback) =>
-    syncCall(() => nodeFs.utimesSync(path, atime, mtime), callback),
-  rmdir: (path: string, callback: Callback) => syncCall(() => nodeFs.rmdirSync(path), callback),
-  realpath: (path: string, callback: Callback<string>) =>
-    syncCall(() => nodeFs.realpathSync(path), callback),
-};
-
 /** What the lock directories need from the provider. */
 export interface LockDirContext {
   readonly fs: FileOps;
@@ -122,11 +58,7 @@ export class LockDirs {
     this.#leaseMs = context.staleness.leaseMs;
     // proper-lockfile keeps `update` within [1000, stale / 2].
     this.#updateMs = Math.max(1000, Math.floor(this.#leaseMs / 3));
-    this.#sharedFs = {
-      ...(io === 'sync' ? syncFs : callbackFs),
-      mkdir: (path, callback) => nodeFs.mkdir(path, (error) => callback(error)),
-      rmdirSync: (path) => nodeFs.rmdirSync(path),
-    };
+    this.#sharedFs = libraryFs(io);
   }
 
   /** The lease's end (performance.now()) as of the last heartbeat. */

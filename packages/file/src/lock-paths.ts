@@ -16,7 +16,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { sep } from 'node:path';
-import { base32, keyFamily, type LockKind, readableKey } from '@lockkit/core';
+import type { LockKind } from '@lockkit/core';
+import { base32, keyFamily, readableKey } from '@lockkit/core/backend';
 
 /** Longest key directory name (far below the 255-byte limit of common file systems). */
 export const KEY_MAX_LENGTH = 100;
@@ -32,14 +33,15 @@ export const SPARES_DIR = '.spares';
 export const LOCK_DIR = 'lock';
 /** The RW lock's and semaphore's gate (a lock directory) inside the key directory. */
 export const GATE_DIR = 'gate';
-/** The fencing counter inside the key directory: a file named `fence.<n>` (`fence`: an earlier version's). */
+/** The fencing counter inside the key directory: a file named `fence.<n>`. */
 export const FENCE_FILE = 'fence';
 /** Prefix of a reader's marker in an RW key directory. */
 export const READER_PREFIX = 'r.';
 /** Prefix of a permit holder's marker in a semaphore key directory. */
 export const PERMIT_PREFIX = 'p.';
 
-const hostTag = base32(createHash('sha256').update(hostname()).digest()).slice(0, 6);
+/** This host's tag in marker names (markers of another host cannot be probed by pid). */
+export const hostTag: string = base32(createHash('sha256').update(hostname()).digest()).slice(0, 6);
 
 // 80 random bits per process, then a counter: unique across processes and hosts without a
 // random draw per name.
@@ -76,9 +78,6 @@ export function childPath(dir: string, name: string): string {
   return dir + sep + name;
 }
 
-/** Key directory names of recently used keys (hashing a long name per attempt is measurable). */
-const recentKeys = new Map<string, string>();
-
 /** The paths for a request. */
 export function keyPaths(
   directory: string,
@@ -87,14 +86,7 @@ export function keyPaths(
   name: string,
 ): KeyPaths {
   const family = keyFamily(kind);
-  const cacheKey = `${family}\0${namespace}\0${name}`;
-  let keyName = recentKeys.get(cacheKey);
-  if (keyName === undefined) {
-    keyName = keyDirName(namespace, kind, name);
-    if (recentKeys.size >= 256) recentKeys.clear();
-    recentKeys.set(cacheKey, keyName);
-  }
-  const keyDir = childPath(directory, keyName);
+  const keyDir = childPath(directory, keyDirName(namespace, kind, name));
   return {
     keyDir,
     lockDir: childPath(keyDir, family === 'mutex' ? LOCK_DIR : GATE_DIR),

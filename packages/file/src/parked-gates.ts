@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { LockRequest } from '@lockkit/core';
+import type { LockRequest } from '@lockkit/core/backend';
 
 interface Parked {
   readonly gate: string;

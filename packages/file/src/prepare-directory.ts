@@ -6,8 +6,9 @@
  *
  * @module
  */
+
+import type { FileLockContext } from './file-lock-context.js';
 import { unavailable } from './file-system.js';
-import type { FileLockContext } from './lock-directory.js';
 import { childPath, localPidOf } from './lock-paths.js';
 
 /** Prepares the directory of `context` (idempotent; safe to run in several processes). */

@@ -10,7 +10,7 @@
  */
 import { type FSWatcher, stat, watch } from 'node:fs';
 import { sep } from 'node:path';
-import { now, type ReleaseWatch, Wakeup } from '@lockkit/core';
+import { now, type ReleaseWatch, Wakeup } from '@lockkit/core/backend';
 import { FENCE_FILE } from './lock-paths.js';
 
 interface WatchedDirectory {

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { now } from '@lockkit/core';
+import { now } from '@lockkit/core/backend';
 import { type FileOps, isMissing, unavailable } from './file-system.js';
 import { childPath, freshMarkerName } from './lock-paths.js';
 

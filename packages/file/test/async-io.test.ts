@@ -1,5 +1,6 @@
 import { rmSync } from 'node:fs';
-import { delay, grantBehind, LockLostError } from '@lockkit/core';
+import { LockLostError } from '@lockkit/core';
+import { delay, grantBehind } from '@lockkit/core/backend';
 import { describe, expect, it } from 'vitest';
 import type { FileGrant } from '../src/index.js';
 import { ms, nextWait, providerFactory, temporaryDirectory, waitUntil } from './support.js';

@@ -1,21 +1,44 @@
-import { rmSync } from 'node:fs';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describeLockProvider } from '@lockkit/conformance';
-import { grantBehind } from '@lockkit/core';
+import { grantBehind } from '@lockkit/core/backend';
 import { createFileLockProvider, type FileGrant, keyDirName } from '../src/index.js';
 import { GOLDEN_KEYS } from './golden-keys.js';
 import { TEST_LEASE_MS, temporaryDirectory } from './support.js';
 
 const directory = temporaryDirectory('conformance');
+// A lock directory that cannot be used: its parent is a regular file (ENOTDIR).
+const blocker = temporaryDirectory('outage');
+writeFileSync(join(blocker, 'file'), 'not a directory');
+const unusable = join(blocker, 'file', 'locks');
 
 for (const io of ['sync', 'async'] as const) {
   describeLockProvider({
     name: io === 'sync' ? 'file' : 'file (io: async)',
-    createProvider: () => createFileLockProvider({ directory, leaseMs: TEST_LEASE_MS, io }),
+    createProvider: (options) =>
+      createFileLockProvider({ ...options, directory, leaseMs: TEST_LEASE_MS, io }),
+    leaseMs: TEST_LEASE_MS,
     faults: {
       // What a careless operator or a cleanup job does: delete the lock from disk.
       loseLock: (handle) => {
         const { grant } = grantBehind<FileGrant>(handle);
         rmSync(grant.lockDir ?? grant.marker, { recursive: true, force: true });
+      },
+      outage: {
+        createUnreachableProvider: () =>
+          createFileLockProvider({ directory: unusable, leaseMs: TEST_LEASE_MS, io }),
+        address: unusable,
+        // The lock directory is moved away and a regular file put in its place, as an
+        // unmounted or replaced volume would leave it; restored afterwards.
+        interrupt: async () => {
+          const aside = `${directory}.aside`;
+          renameSync(directory, aside);
+          writeFileSync(directory, 'not a directory');
+          return async () => {
+            rmSync(directory, { force: true });
+            renameSync(aside, directory);
+          };
+        },
       },
     },
     childProvider: {

@@ -1,6 +1,7 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { grantBehind, type LockHandle, LockLostError } from '@lockkit/core';
+import { type LockHandle, LockLostError } from '@lockkit/core';
+import { grantBehind } from '@lockkit/core/backend';
 import { describe, expect, it } from 'vitest';
 import { createFileLockProvider, type FileGrant } from '../src/index.js';
 import {

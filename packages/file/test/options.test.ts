@@ -63,6 +63,7 @@ describe('options', () => {
       fifo: false,
       lostDetectionMs: 1250,
       abandonedReleaseMs: 3250,
+      unavailableMs: 250,
     });
     expect(Object.isFrozen(provider.capabilities)).toBe(true);
     expect(createFileLockProvider({ directory }).leaseMs).toBe(30_000);

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
-import { grantBehind, LockLostError } from '@lockkit/core';
+import { LockLostError } from '@lockkit/core';
+import { grantBehind } from '@lockkit/core/backend';
 import { describe, expect, it } from 'vitest';
 import { createFileLockProvider, type FileGrant, keyDirName } from '../src/index.js';
 import { providerFactory, startChild, TEST_LEASE_MS, temporaryDirectory } from './support.js';

@@ -3,7 +3,8 @@
  * compromise detection reaches the handle's signal, and its traps stay closed.
  */
 import { readdirSync, statSync, utimesSync } from 'node:fs';
-import { grantBehind, type LockHandle, LockLostError } from '@lockkit/core';
+import { type LockHandle, LockLostError } from '@lockkit/core';
+import { grantBehind } from '@lockkit/core/backend';
 import lockfile from 'proper-lockfile';
 import { describe, expect, it } from 'vitest';
 import type { FileGrant } from '../src/index.js';

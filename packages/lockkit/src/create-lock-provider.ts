@@ -13,6 +13,9 @@ import { type CreateLockProviderOptions, parseLockUrl } from './parse-lock-url.j
  * await using handle = await locks.createLock('orders:42').acquire({ timeout: 5_000 });
  * ```
  *
+ * In a bundled app, pass the backend packages you use as `backendModules` (see
+ * {@link CreateLockProviderOptions.backendModules}); a bundler cannot see an import by name.
+ *
  * Rejects with `InvalidArgumentError` for a malformed URL or options (before any import or
  * I/O), and with `BackendNotInstalledError` (a `BackendUnavailableError`) when the backend
  * package or its client library is not installed — the message names the `npm install`
@@ -23,6 +26,6 @@ export async function createLockProvider(
   options?: CreateLockProviderOptions,
 ): Promise<ILockProvider> {
   const resolved = parseLockUrl(url, options);
-  const factory = await importBackend(resolved.backend);
+  const factory = await importBackend(resolved.backend, options?.backendModules);
   return factory(resolved.providerOptions);
 }

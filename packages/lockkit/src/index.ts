@@ -11,5 +11,10 @@ export {
   schemes,
 } from './backends.js';
 export { createLockProvider } from './create-lock-provider.js';
-export { type CreateLockProviderOptions, type LockUrl, parseLockUrl } from './parse-lock-url.js';
+export {
+  type BackendModules,
+  type CreateLockProviderOptions,
+  type LockUrl,
+  parseLockUrl,
+} from './parse-lock-url.js';
 export { redactUrl } from './redact-url.js';

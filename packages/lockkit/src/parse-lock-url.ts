@@ -16,9 +16,19 @@ export interface CreateLockProviderOptions {
    * @defaultValue the `namespace` query parameter, else `''`
    */
   readonly namespace?: string | undefined;
+  /**
+   * Backend packages you imported yourself, by backend id — for bundlers, which cannot follow
+   * the import by name `createLockProvider` otherwise does: `{ redis }` after
+   * `import * as redis from '@lockkit/redis'`. A URL for a backend not listed here is still
+   * imported by name. Not passed to the backend's factory.
+   */
+  readonly backendModules?: BackendModules | undefined;
   /** Any other option of the backend's factory, e.g. `leaseMs` for Redis and files. */
   readonly [option: string]: unknown;
 }
+
+/** Backend packages' modules by backend id (see `backendModules`). */
+export type BackendModules = Readonly<Partial<Record<Exclude<BackendId, 'memory'>, object>>>;
 
 /** What a lock URL resolves to, before anything is imported or connected. */
 export interface LockUrl {
@@ -85,16 +95,17 @@ export function parseLockUrl(url: string | URL, options: CreateLockProviderOptio
   if (id === 'memory') {
     // The memory provider takes any object; name its two options so typos do not pass.
     for (const key of Object.keys(options)) {
-      if (key !== 'namespace' && key !== 'store') {
+      if (key !== 'namespace' && key !== 'store' && key !== 'backendModules') {
         throw new InvalidArgumentError(`Unknown option "${key}" (memory takes: namespace, store)`);
       }
     }
   }
+  const { backendModules: _modules, ...factoryOptions } = options;
   return Object.freeze({
     backend: id,
     packageName: backend.packageName,
     packages: backend.packages,
-    providerOptions: Object.freeze({ ...fromUrl, ...options }),
+    providerOptions: Object.freeze({ ...fromUrl, ...factoryOptions }),
   });
 }
 

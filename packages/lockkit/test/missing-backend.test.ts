@@ -27,10 +27,21 @@ function install(name: string, from: string, how: 'link' | 'copy'): void {
   }
 }
 
-/** Runs `createLockProvider(url)` in the project; returns what happened, as JSON. */
-async function attempt(url: string): Promise<Record<string, unknown>> {
+/**
+ * Runs `createLockProvider(url)` in the project, loading lockkit with `import` (ESM) or
+ * `require` (its CommonJS build); returns what happened, as JSON.
+ */
+async function attempt(
+  url: string,
+  format: 'esm' | 'cjs' = 'esm',
+): Promise<Record<string, unknown>> {
+  const load =
+    format === 'esm'
+      ? `import { createLockProvider, BackendNotInstalledError, BackendUnavailableError } from 'lockkit';`
+      : `const { createLockProvider, BackendNotInstalledError, BackendUnavailableError } = require('lockkit');`;
   const script = `
-    import { createLockProvider, BackendNotInstalledError, BackendUnavailableError } from 'lockkit';
+    ${load}
+    (async () => {
     try {
       const provider = await createLockProvider(${JSON.stringify(url)});
       const handle = await provider.createLock('x').acquire({ timeout: 1000 });
@@ -44,9 +55,14 @@ async function attempt(url: string): Promise<Record<string, unknown>> {
         unavailable: BackendUnavailableError.isInstance(error),
         cause: error.cause?.code,
       }));
-    }`;
-  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], {
+    }
+    })();`;
+  const inputType = format === 'esm' ? '--input-type=module' : '--input-type=commonjs';
+  // No NODE_PATH (pnpm's bin shims set one): require() would find the workspace's packages.
+  const { NODE_PATH: _ignored, ...env } = process.env;
+  const { stdout } = await run(process.execPath, [inputType, '-e', script], {
     cwd: project,
+    env,
     timeout: 20_000,
   });
   return JSON.parse(stdout) as Record<string, unknown>;
@@ -100,5 +116,29 @@ describe('a backend that is not installed', () => {
     const lockDirectory = join(project, 'locks');
     expect(await attempt(`file://${lockDirectory}`)).toEqual({ backend: 'file', token: '1' });
     expect(await attempt('memory:')).toEqual({ backend: 'memory', token: '1' });
+  });
+});
+
+describe('a backend that is not installed, from CommonJS (require)', () => {
+  it('is the same BackendNotInstalledError, from the CommonJS build', async () => {
+    expect(await attempt('postgres://app@127.0.0.1:1/app', 'cjs')).toMatchObject({
+      name: 'BackendNotInstalledError',
+      missingPackage: '@lockkit/postgres',
+      installCommand: 'npm install @lockkit/postgres pg',
+      notInstalled: true,
+      cause: 'MODULE_NOT_FOUND',
+    });
+    expect(await attempt('redis://127.0.0.1:1', 'cjs')).toMatchObject({
+      missingPackage: 'ioredis',
+      installCommand: 'npm install @lockkit/redis ioredis',
+    });
+  });
+
+  it('loads an installed backend', async () => {
+    const lockDirectory = join(project, 'locks-cjs');
+    expect(await attempt(`file://${lockDirectory}`, 'cjs')).toEqual({
+      backend: 'file',
+      token: '1',
+    });
   });
 });

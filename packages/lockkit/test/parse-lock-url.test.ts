@@ -36,6 +36,16 @@ describe('parseLockUrl: schemes → backend and factory options', () => {
     ],
     ['postgresql://db/app', 'postgres', { connection: 'postgresql://db/app' }],
     [
+      'postgres://db/app?connectTimeoutMs=1500',
+      'postgres',
+      { connection: 'postgres://db/app', connectTimeoutMs: 1500 },
+    ],
+    [
+      'mysql://root@db/app?connectTimeoutMs=2500',
+      'mysql',
+      { connection: 'mysql://root@db/app', connectTimeoutMs: 2500 },
+    ],
+    [
       'mysql://root@db/app?charset=utf8mb4',
       'mysql',
       { connection: 'mysql://root@db/app?charset=utf8mb4' },
@@ -47,12 +57,13 @@ describe('parseLockUrl: schemes → backend and factory options', () => {
     ],
     ['zookeeper://zk1,zk2:2182', 'zookeeper', { connectionString: 'zk1:2181,zk2:2182' }],
     [
-      'zk://app:s%40cret@zk1:2181/chroot/locks?sessionTimeoutMs=4000&assumePathExists=true',
+      'zk://app:s%40cret@zk1:2181/chroot/locks?sessionTimeoutMs=4000&connectTimeoutMs=3000&assumePathExists=true',
       'zookeeper',
       {
         connectionString: 'zk1:2181/chroot/locks',
         auth: [{ scheme: 'digest', auth: 'app:s@cret' }],
         sessionTimeoutMs: 4000,
+        connectTimeoutMs: 3000,
         assumePathExists: true,
       },
     ],

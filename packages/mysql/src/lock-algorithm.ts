@@ -1,4 +1,4 @@
-import type { LockRequest, WaitContext } from '@lockkit/core';
+import type { LockRequest, WaitContext } from '@lockkit/core/backend';
 import type { FencingCounter } from './fencing-counter.js';
 import type { LockConnection } from './lock-connection.js';
 import type { LockConnections } from './lock-connections.js';

@@ -1,19 +1,10 @@
-import { now } from '@lockkit/core';
+import { now } from '@lockkit/core/backend';
 import type { Connection, QueryError } from 'mysql2';
 import { ER_UNKNOWN_STMT_HANDLER, isInterrupted } from './mysql-errors.js';
+import type { ConnectionSource, KeepaliveSettings } from './session-types.js';
+import type { Turn } from './turn.js';
 
-/** Where connections come from and go back to (own connections or an injected pool). */
-export interface ConnectionSource {
-  open(): Promise<Connection>;
-  /** Ends an own connection / hands a borrowed one back (`healthy`) or destroys it. */
-  dispose(raw: Connection, healthy: boolean): Promise<void>;
-}
-
-/** Keepalive settings of a lock connection. */
-export interface KeepaliveSettings {
-  readonly intervalMs: number;
-  readonly timeoutMs: number;
-}
+export type { ConnectionSource, KeepaliveSettings } from './session-types.js';
 
 /** A value bound to a `?` placeholder. */
 export type SqlValue = string | number;
@@ -24,29 +15,6 @@ export type SqlValue = string | number;
  * which key the session waits for (the head waiter's wake-up and `lockkit inspect` read it).
  */
 export type StatementMode = 'try' | 'wait';
-
-/**
- * An attempt in flight on a session; the next attempt on the same lock waits for `ended`
- * (built only if someone waits: most attempts end unobserved).
- */
-export class Turn {
-  #ended: Promise<void> | undefined;
-  #end: (() => void) | undefined;
-  #over = false;
-
-  get ended(): Promise<void> {
-    if (this.#over) return Promise.resolve();
-    this.#ended ??= new Promise<void>((resolve) => {
-      this.#end = resolve;
-    });
-    return this.#ended;
-  }
-
-  end(): void {
-    this.#over = true;
-    this.#end?.();
-  }
-}
 
 type LoseListener = (reason: string, cause?: unknown) => void;
 
@@ -82,12 +50,15 @@ export class LockConnection {
   #queued = 0;
   #headSince = 0;
   readonly #abandon = new Set<(error: Error) => void>();
+  /** The socket, when its ref/unref is ours to switch (own connections). */
+  readonly #socket: { ref(): void; unref(): void } | undefined;
 
   private constructor(
     raw: Connection,
     session: { readonly id: number; readonly version: string },
     keepalive: KeepaliveSettings,
     onGone: (connection: LockConnection) => void,
+    owned: boolean,
   ) {
     this.#raw = raw;
     this.id = session.id;
@@ -96,6 +67,14 @@ export class LockConnection {
     this.#onGone = onGone;
     raw.on('error', this.#onError);
     raw.on('end', this.#onEnd);
+    const stream = (raw as { stream?: Partial<{ ref(): void; unref(): void }> }).stream;
+    if (owned && typeof stream?.ref === 'function' && typeof stream.unref === 'function') {
+      this.#socket = stream as { ref(): void; unref(): void };
+      this.#socket.unref();
+    }
+    // From the start, so that a statement that never gets an answer is bounded too.
+    this.#timer = setInterval(() => this.#ping(), keepalive.intervalMs);
+    this.#timer.unref();
   }
 
   /** Opens a session and sets it up (`wait_timeout`, reads `CONNECTION_ID()`). */
@@ -113,7 +92,7 @@ export class LockConnection {
         'SELECT CONNECTION_ID() AS id, VERSION() AS version',
       );
       const session = { id: Number(rows[0]?.id), version: String(rows[0]?.version) };
-      return new LockConnection(raw, session, keepalive, onGone);
+      return new LockConnection(raw, session, keepalive, onGone, source.owned);
     } catch (error) {
       await source.dispose(raw, false).catch(() => undefined);
       throw error;
@@ -151,7 +130,10 @@ export class LockConnection {
 
   #send<T>(prepared: boolean, sql: string, values: readonly SqlValue[] | undefined): Promise<T> {
     if (this.#lost) return Promise.reject(this.#lostError());
-    if (this.#queued++ === 0) this.#headSince = now();
+    if (this.#queued++ === 0) {
+      this.#headSince = now();
+      this.#socket?.ref(); // work in progress keeps the process alive; an idle session not
+    }
     // One plain promise per statement (the hot path of every acquire and release). mysql2 may
     // never answer a statement queued on a socket the server just closed, so losing the
     // session rejects it through #abandon; a late answer then changes nothing.
@@ -161,6 +143,7 @@ export class LockConnection {
         this.#abandon.delete(reject);
         // Statements run one at a time: the next one (if any) starts now.
         if (--this.#queued > 0) this.#headSince = now();
+        else this.#socket?.unref();
         if (!error) resolve(result as T);
         else {
           if (error.fatal) this.markLost('the MySQL connection failed', error);
@@ -179,13 +162,9 @@ export class LockConnection {
     });
   }
 
-  /** Records a key as held; starts the keepalive with the first one ever. */
+  /** Records a key as held. */
   hold(key: string): void {
     this.held.add(key);
-    if (!this.#timer && !this.#lost) {
-      this.#timer = setInterval(() => this.#ping(), this.#keepalive.intervalMs);
-      this.#timer.unref();
-    }
   }
 
   /** Forgets a held key (the keepalive runs on until the session closes: it is cheap, and it

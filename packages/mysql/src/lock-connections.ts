@@ -3,8 +3,10 @@ import {
   type ConnectionSource,
   type KeepaliveSettings,
   LockConnection,
-  Turn,
 } from './lock-connection.js';
+import { errnoOf, setupErrnos } from './mysql-errors.js';
+import { settleWithin } from './settle-within.js';
+import { Turn } from './turn.js';
 
 /** Sizing and session settings of {@link LockConnections}. */
 export interface LockConnectionSettings {
@@ -12,6 +14,8 @@ export interface LockConnectionSettings {
   readonly idleConnections: number;
   readonly sessionTimeoutSeconds: number;
   readonly keepalive: KeepaliveSettings;
+  /** Bound (ms) on opening a session: connect, login and the session set-up statements. */
+  readonly connectTimeoutMs: number;
 }
 
 /**
@@ -35,6 +39,11 @@ export class LockConnections {
   /** Open sessions (for tests and diagnostics). */
   get size(): number {
     return this.#all.size;
+  }
+
+  /** Where sessions go (`host:port` or socket path), for error messages. */
+  get address(): string {
+    return this.#source.address;
   }
 
   /** Server ids of the open sessions. */
@@ -158,13 +167,22 @@ export class LockConnections {
 
   async #openOne(): Promise<LockConnection> {
     if (this.#closed) throw new BackendUnavailableError('The MySQL lock provider is closed');
-    const connection = await LockConnection.open(
+    const { address } = this.#source;
+    const opening = LockConnection.open(
       this.#source,
       this.#settings.sessionTimeoutSeconds,
       this.#settings.keepalive,
       (gone) => this.#all.delete(gone),
-    ).catch((error: unknown) => {
-      throw new BackendUnavailableError('Could not open a MySQL connection', { cause: error });
+    );
+    const connection = await settleWithin(opening, this.#settings.connectTimeoutMs, (late) => {
+      void late.close(this.#source);
+    }).catch((error: unknown) => {
+      const detail = error instanceof Error ? error.message : String(error);
+      throw new BackendUnavailableError(
+        `Could not open a MySQL connection to ${address}: ${detail}`,
+        // Wrong credentials or database: waiting does not fix them.
+        { cause: error, retryable: !setupErrnos.has(errnoOf(error) ?? 0) },
+      );
     });
     if (this.#closed) {
       await connection.close(this.#source);

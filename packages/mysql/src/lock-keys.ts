@@ -1,4 +1,4 @@
-import { type LockRequest, readableKey } from '@lockkit/core';
+import { type LockRequest, memoizeKeys, readableKey } from '@lockkit/core/backend';
 
 /** `GET_LOCK` names are at most 64 characters (MySQL counts characters, MariaDB bytes). */
 export const MAX_LOCK_NAME_LENGTH = 64;
@@ -37,23 +37,8 @@ export function compositeBase(namespace: string, kind: 'read' | 'semaphore', nam
   });
 }
 
-const cache = new Map<string, LockKeys>();
-const CACHE_SIZE = 1024;
-
-/** Every server-side name a request touches (recently used names are cached). */
-export function lockKeys(request: LockRequest): LockKeys {
-  const family = request.kind === 'mutex' ? 'mutex' : request.kind === 'semaphore' ? 's' : 'rw';
-  const id = `${family}\0${request.namespace}\0${request.name}`;
-  let keys = cache.get(id);
-  if (!keys) {
-    keys = computeKeys(request);
-    if (id.length <= 256) {
-      if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value as string);
-      cache.set(id, keys);
-    }
-  }
-  return keys;
-}
+/** Every server-side name a request touches (memoised for the names in use). */
+export const lockKeys: (request: LockRequest) => LockKeys = memoizeKeys(computeKeys);
 
 function computeKeys(request: LockRequest): LockKeys {
   if (request.kind === 'mutex') {

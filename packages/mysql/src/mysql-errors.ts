@@ -23,6 +23,12 @@ export interface MySqlError extends Error {
   readonly fatal?: boolean;
 }
 
+/**
+ * Connection failures that stay until someone changes the setup (a `retryable: false`
+ * BackendUnavailableError): ER_DBACCESS_DENIED_ERROR, ER_ACCESS_DENIED_ERROR, ER_BAD_DB_ERROR.
+ */
+export const setupErrnos: ReadonlySet<number> = new Set([1044, 1045, 1049]);
+
 /** The server's error number of `error`, if it has one. */
 export function errnoOf(error: unknown): number | undefined {
   return typeof error === 'object' && error !== null && 'errno' in error
@@ -55,5 +61,18 @@ export function lockError(lockName: string, error: unknown): Error {
   return new BackendUnavailableError(`MySQL lock operation failed: ${detail}`, {
     lockName,
     cause: error,
+  });
+}
+
+/**
+ * `error` naming the server it could not reach: a {@link BackendUnavailableError} whose
+ * message lacks `address` is rebuilt with it (same lock name and cause); others pass.
+ */
+export function withAddress(error: unknown, address: string): unknown {
+  if (!BackendUnavailableError.isInstance(error) || error.message.includes(address)) return error;
+  return new BackendUnavailableError(`${error.message} (MySQL at ${address})`, {
+    lockName: error.lockName,
+    cause: error.cause ?? error,
+    retryable: error.retryable,
   });
 }

@@ -1,12 +1,11 @@
+import type { Capabilities, LockKind } from '@lockkit/core';
 import {
-  type Capabilities,
   type Grant,
   type LockBackend,
-  type LockKind,
   type LockRequest,
   now,
   type WaitContext,
-} from '@lockkit/core';
+} from '@lockkit/core/backend';
 import { ownConnections, pooledConnections } from './connection-sources.js';
 import { FencingSequence, FencingTable } from './fencing-counter.js';
 import type { AlgorithmContext, Held, LockAlgorithm } from './lock-algorithm.js';
@@ -14,6 +13,7 @@ import type { LockConnection } from './lock-connection.js';
 import { LockConnections } from './lock-connections.js';
 import { lockKeys } from './lock-keys.js';
 import { mutexAlgorithm } from './mutex-algorithm.js';
+import { lockError, withAddress } from './mysql-errors.js';
 import type { ResolvedMySqlOptions } from './mysql-lock-options.js';
 import { readAlgorithm, writeAlgorithm } from './read-write-algorithm.js';
 import { releaseAndWake } from './release-and-wake.js';
@@ -62,12 +62,13 @@ export class MySqlLockBackend implements LockBackend<MySqlGrant> {
 
   constructor(options: ResolvedMySqlOptions) {
     const source = options.pool
-      ? pooledConnections(options.pool)
-      : ownConnections(options.connection ?? {});
+      ? pooledConnections(options.pool, options.connectTimeoutMs)
+      : ownConnections(options.connection ?? {}, options.connectTimeoutMs);
     this.connections = new LockConnections(source, {
       sharedConnections: options.sharedConnections,
       idleConnections: options.idleConnections,
       sessionTimeoutSeconds: options.sessionTimeoutSeconds,
+      connectTimeoutMs: options.connectTimeoutMs,
       keepalive: { intervalMs: options.keepaliveIntervalMs, timeoutMs: options.keepaliveTimeoutMs },
     });
     this.#context = {
@@ -85,18 +86,29 @@ export class MySqlLockBackend implements LockBackend<MySqlGrant> {
       fifo: false,
       lostDetectionMs: options.keepaliveIntervalMs + options.keepaliveTimeoutMs,
       abandonedReleaseMs: options.sessionTimeoutSeconds * 1000,
+      // A server that cannot be reached fails the opening of a session (connectTimeoutMs) or,
+      // on an open session, the statement (the keepalive's deadline); +250 ms of slack.
+      unavailableMs:
+        Math.max(
+          options.connectTimeoutMs,
+          options.keepaliveIntervalMs + options.keepaliveTimeoutMs,
+        ) + 250,
     };
   }
 
   tryAcquire(request: LockRequest, wait: WaitContext): Promise<MySqlGrant | null> {
-    return this.#acquire(request, wait);
+    return this.#acquire(request, wait).catch((error: unknown) => {
+      throw withAddress(error, this.connections.address);
+    });
   }
 
-  async release(_request: LockRequest, grant: MySqlGrant): Promise<boolean> {
+  async release(request: LockRequest, grant: MySqlGrant): Promise<boolean> {
     const { connection, key, wake } = grant;
     try {
       if (connection.lost) return false;
       return await releaseAndWake(connection, key, wake);
+    } catch (error) {
+      throw withAddress(lockError(request.name, error), this.connections.address);
     } finally {
       connection.unhold(key);
       this.connections.settle(connection);

@@ -1,10 +1,10 @@
+import { InvalidArgumentError } from '@lockkit/core';
 import {
   checkOptionKeys,
-  InvalidArgumentError,
   type LockProviderOptions,
   numberOption,
   stringOption,
-} from '@lockkit/core';
+} from '@lockkit/core/backend';
 import type { ConnectionOptions, Pool } from 'mysql2';
 
 /** A `mysql2` pool, callback (`mysql2`) or promise (`mysql2/promise`) flavour. */
@@ -27,6 +27,17 @@ export interface MySqlLockProviderOptions extends LockProviderOptions {
    * @defaultValue undefined
    */
   readonly pool?: MySqlPoolLike | undefined;
+  /**
+   * How long (ms) opening a session may take: TCP connect, handshake, login and the session
+   * set-up (a server that is down, unknown, refusing the credentials or hung fails within
+   * this). It sets `mysql2`'s `connectTimeout` (do not give that in `connection`); with
+   * `pool`, a checkout that takes longer is given up. Together with the keepalive it makes
+   * `capabilities.unavailableMs`:
+   * max(`connectTimeoutMs`, `keepaliveIntervalMs` + `keepaliveTimeoutMs`) + 250.
+   * Integer in [10, 3 600 000].
+   * @defaultValue 5000
+   */
+  readonly connectTimeoutMs?: number | undefined;
   /**
    * Connections that carry non-blocking attempts and releases for many locks at once
    * (multiplexing). A blocking wait always runs on a connection of its own.
@@ -89,6 +100,7 @@ export interface ResolvedMySqlOptions {
   readonly namespace: string;
   readonly connection: string | ConnectionOptions | undefined;
   readonly pool: Pool | undefined;
+  readonly connectTimeoutMs: number;
   readonly sharedConnections: number;
   readonly idleConnections: number;
   readonly keepaliveIntervalMs: number;
@@ -104,6 +116,7 @@ const knownOptions = [
   'namespace',
   'connection',
   'pool',
+  'connectTimeoutMs',
   'sharedConnections',
   'idleConnections',
   'keepaliveIntervalMs',
@@ -126,6 +139,11 @@ export function resolveMySqlOptions(options: MySqlLockProviderOptions): Resolved
   }
   if (connection !== undefined && typeof connection !== 'string' && !isObject(connection)) {
     throw new InvalidArgumentError('`connection` must be a URL string or mysql2 options');
+  }
+  if (setsConnectTimeout(connection)) {
+    throw new InvalidArgumentError(
+      'Set the connect timeout with the `connectTimeoutMs` option, not in `connection`',
+    );
   }
   const namespace = stringOption('namespace', options.namespace, '');
   const fencing = options.fencing ?? 'table';
@@ -161,6 +179,11 @@ export function resolveMySqlOptions(options: MySqlLockProviderOptions): Resolved
     namespace,
     connection,
     pool: pool === undefined ? undefined : unwrapPool(pool),
+    connectTimeoutMs: numberOption('connectTimeoutMs', options.connectTimeoutMs, {
+      default: 5000,
+      min: 10,
+      max: 3_600_000,
+    }),
     sharedConnections: numberOption('sharedConnections', options.sharedConnections, {
       default: 4,
       min: 1,
@@ -195,6 +218,20 @@ function unwrapPool(pool: MySqlPoolLike): Pool {
     throw new InvalidArgumentError('`pool` must be a mysql2 pool (mysql2 or mysql2/promise)');
   }
   return candidate as Pool;
+}
+
+function setsConnectTimeout(connection: string | ConnectionOptions | undefined): boolean {
+  if (connection === undefined) return false;
+  if (typeof connection !== 'string') {
+    if (connection.connectTimeout !== undefined) return true;
+    if (connection.uri === undefined) return false;
+    connection = connection.uri;
+  }
+  try {
+    return new URL(connection).searchParams.has('connectTimeout');
+  } catch {
+    throw new InvalidArgumentError('`connection` is not a valid URL');
+  }
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -1,4 +1,5 @@
-import { grantBehind, type LockHandle, LockProvider } from '@lockkit/core';
+import type { LockHandle } from '@lockkit/core';
+import { grantBehind, LockProvider } from '@lockkit/core/backend';
 import { type MySqlGrant, MySqlLockBackend } from './mysql-lock-backend.js';
 import { type MySqlLockProviderOptions, resolveMySqlOptions } from './mysql-lock-options.js';
 

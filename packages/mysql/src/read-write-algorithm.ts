@@ -1,4 +1,4 @@
-import { now } from '@lockkit/core';
+import { now } from '@lockkit/core/backend';
 import { type LockAlgorithm, releaseEverything } from './lock-algorithm.js';
 import type { LockKeys } from './lock-keys.js';
 import { isInterrupted, lockError } from './mysql-errors.js';

@@ -1,4 +1,4 @@
-import { now } from '@lockkit/core';
+import { now } from '@lockkit/core/backend';
 import type { AlgorithmContext, Held, LockAlgorithm } from './lock-algorithm.js';
 import { releaseEverything } from './lock-algorithm.js';
 import type { LockConnection } from './lock-connection.js';

@@ -1,4 +1,4 @@
-import { now, type WaitContext } from '@lockkit/core';
+import { now, type WaitContext } from '@lockkit/core/backend';
 import type { LockConnection } from './lock-connection.js';
 import type { LockConnections } from './lock-connections.js';
 

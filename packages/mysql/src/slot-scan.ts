@@ -1,4 +1,4 @@
-import { now, type WaitContext } from '@lockkit/core';
+import { now, type WaitContext } from '@lockkit/core/backend';
 import type { AlgorithmContext } from './lock-algorithm.js';
 import type { LockConnection } from './lock-connection.js';
 import { isInterrupted } from './mysql-errors.js';

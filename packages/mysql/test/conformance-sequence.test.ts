@@ -1,14 +1,28 @@
 import { describeLockProvider } from '@lockkit/conformance';
+import { findFreePort } from '@lockkit/testkit';
 import { createMySqlLockProvider, type MySqlLockProvider } from '../src/index.js';
 import { goldenKeys, killConnection, mysqlUrl, timeScale } from './support.js';
+
+const closedPort = await findFreePort();
 
 // The same contract with fencing tokens drawn from a MariaDB SEQUENCE instead of the table.
 describeLockProvider({
   name: 'mysql (fencing: sequence)',
-  createProvider: () => createMySqlLockProvider({ connection: mysqlUrl(), fencing: 'sequence' }),
+  createProvider: (options) =>
+    createMySqlLockProvider({ ...options, connection: mysqlUrl(), fencing: 'sequence' }),
   faults: {
     loseLock: (handle, provider) =>
       killConnection((provider as MySqlLockProvider).connectionIdOf(handle)),
+    // Refused connections only: pausing the shared server would disturb other test files
+    // (conformance.test.ts pauses a server of its own).
+    outage: {
+      createUnreachableProvider: () =>
+        createMySqlLockProvider({
+          connection: `mysql://root@127.0.0.1:${closedPort}/test`,
+          fencing: 'sequence',
+        }),
+      address: `127.0.0.1:${closedPort}`,
+    },
   },
   childProvider: {
     module: new URL('./child-provider.ts', import.meta.url).href,

@@ -9,7 +9,7 @@ describe('multiplexing and injected pools', () => {
     const locks = provider({
       sharedConnections: 4,
       keepaliveIntervalMs: 100,
-      keepaliveTimeoutMs: 300,
+      keepaliveTimeoutMs: ms(300),
     });
     const prefix = uniqueName('many');
     const handles = [];

@@ -1,4 +1,5 @@
-import { grantBehind, InvalidArgumentError } from '@lockkit/core';
+import { InvalidArgumentError } from '@lockkit/core';
+import { grantBehind } from '@lockkit/core/backend';
 import mysql from 'mysql2';
 import { describe, expect, it } from 'vitest';
 import { createMySqlLockProvider, mutexKey } from '../src/index.js';
@@ -229,9 +230,23 @@ describe('GET_LOCK mutex on MariaDB', () => {
       { connection: mysqlUrl(), fencing: 'counter' },
       { connection: mysqlUrl(), pool: undefined, timeoutMs: 5 },
       { pool: { getConnection: 'no' } },
+      { connection: mysqlUrl(), connectTimeoutMs: 5 },
+      { connection: mysqlUrl(), connectTimeoutMs: 1.5 },
+      { connection: { uri: mysqlUrl(), connectTimeout: 1000 } },
+      { connection: `${mysqlUrl()}?connectTimeout=1000` },
     ];
     for (const options of bad) {
       expect(() => createMySqlLockProvider(options as never)).toThrow(InvalidArgumentError);
     }
+  });
+
+  it('declares unavailableMs as max(connectTimeoutMs, keepalive interval + timeout) + 250', () => {
+    const locks = (options: object) =>
+      createMySqlLockProvider({ connection: mysqlUrl(), ...options }).capabilities.unavailableMs;
+    expect(locks({})).toBe(7250);
+    expect(locks({ connectTimeoutMs: 9000 })).toBe(9250);
+    expect(
+      locks({ keepaliveIntervalMs: 1000, keepaliveTimeoutMs: 500, connectTimeoutMs: 800 }),
+    ).toBe(1750);
   });
 });

@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto';
-import { BackendUnavailableError, type LockRequest } from '@lockkit/core';
+import { BackendUnavailableError } from '@lockkit/core';
+import type { LockRequest } from '@lockkit/core/backend';
 import { type RequestKey, slotKey } from './advisory-keys.js';
 import { tryExclusive, tryShared, trySlot, unlockExclusive, unlockShared } from './advisory-sql.js';
 import type { ConnectionMultiplexer } from './connection-multiplexer.js';

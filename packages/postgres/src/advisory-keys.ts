@@ -1,4 +1,5 @@
-import { base32, int64Key, type LockKind, type LockRequest, nameDigest } from '@lockkit/core';
+import type { LockKind } from '@lockkit/core';
+import { base32, int64Key, type LockRequest, nameDigest } from '@lockkit/core/backend';
 
 /**
  * Name → advisory-lock keys (mapping version 1 of `@lockkit/core`, golden-tested).
@@ -37,7 +38,7 @@ export interface RequestKey {
   readonly channel: string;
 }
 
-/** The key of a request, computed (see {@link KeyCache} for the remembered version). */
+/** The key of a request (the backend memoises it with core's `memoizeKeys`). */
 export function requestKey(request: LockRequest): RequestKey {
   const key = advisoryKey(request.namespace, request.kind, request.name);
   return {
@@ -45,26 +46,4 @@ export function requestKey(request: LockRequest): RequestKey {
     text: key.toString(),
     channel: request.kind === 'semaphore' ? releaseChannel(request.namespace, request.name) : '',
   };
-}
-
-/**
- * Request → key, remembering the last 1024 names of one provider (one namespace) so hot
- * names skip the hash. Names longer than 256 characters are not remembered.
- */
-export class KeyCache {
-  readonly #keys = new Map<string, RequestKey>();
-
-  keyOf(request: LockRequest): RequestKey {
-    if (request.name.length > 256) return requestKey(request);
-    // The family names contain no NUL, so (family, name) ↔ id is one-to-one.
-    const family = request.kind === 'read' || request.kind === 'write' ? 'rw' : request.kind;
-    const id = `${family}\0${request.name}`;
-    let key = this.#keys.get(id);
-    if (key === undefined) {
-      if (this.#keys.size >= 1024) this.#keys.clear();
-      key = requestKey(request);
-      this.#keys.set(id, key);
-    }
-    return key;
-  }
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { escapeLiteral } from 'pg';
+import pg from 'pg';
 
 /** A statement prepared once per connection (named after a digest of its text). */
 export interface Statement {
@@ -100,6 +100,6 @@ export function waitStatement(
   const lock = shared ? 'pg_advisory_lock_shared' : 'pg_advisory_lock';
   return (
     `SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = ${Math.trunc(lockTimeoutMs)}; ` +
-    `SELECT ${lock}('${key}'::bigint), nextval(${escapeLiteral(sequence)}::regclass)::text AS token`
+    `SELECT ${lock}('${key}'::bigint), nextval(${pg.escapeLiteral(sequence)}::regclass)::text AS token`
   );
 }

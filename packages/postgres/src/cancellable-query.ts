@@ -1,4 +1,4 @@
-import { delay, now } from '@lockkit/core';
+import { delay, now } from '@lockkit/core/backend';
 import type pg from 'pg';
 import { sendCancelRequest } from './cancel-request.js';
 
@@ -9,13 +9,11 @@ export type QueryOutcome<T> =
 
 /** A cancel request is repeated this often (ms) until the query ends … */
 const cancelRetryMs = 100;
-/** … for at most this long (ms); then the session is given up. */
-const cancelBudgetMs = 5000;
 
 /**
  * Awaits `query` (running on `client`); if `signal` aborts first, sends protocol cancel
  * requests until it ends (a request that arrives before the server started the statement is
- * ignored by the server, hence the repeats). If that does not end it within 5 s (a frozen or
+ * ignored by the server, hence the repeats). If that does not end it within `cancelBudgetMs` (a frozen or
  * unreachable server), `giveUp` must end the query (by destroying the session). Resolves only
  * after every cancel request was delivered, so none of them can hit the next statement on the
  * session.
@@ -25,6 +23,7 @@ export async function cancellableQuery<T>(
   query: Promise<T>,
   signal: AbortSignal | undefined,
   giveUp: () => void,
+  cancelBudgetMs = 5000,
 ): Promise<QueryOutcome<T>> {
   const ended: Promise<QueryOutcome<T>> = query.then(
     (value) => ({ ok: true, value }),
@@ -32,7 +31,7 @@ export async function cancellableQuery<T>(
   );
   let cancelling: Promise<void> | undefined;
   const onAbort = (): void => {
-    cancelling = cancelUntilEnded(client, ended, giveUp);
+    cancelling = cancelUntilEnded(client, ended, giveUp, cancelBudgetMs);
   };
   if (signal?.aborted) onAbort();
   else signal?.addEventListener('abort', onAbort, { once: true });
@@ -46,6 +45,7 @@ async function cancelUntilEnded(
   client: pg.ClientBase,
   ended: Promise<unknown>,
   giveUp: () => void,
+  cancelBudgetMs: number,
 ): Promise<void> {
   let done = false;
   void ended.then(() => {

@@ -1,6 +1,9 @@
-import { BackendUnavailableError, now, untilAborted } from '@lockkit/core';
+import { BackendUnavailableError } from '@lockkit/core';
+import { now, untilAborted } from '@lockkit/core/backend';
 import type { ConnectionSource } from './connection-source.js';
 import { type KeepaliveSettings, LockConnection } from './lock-connection.js';
+import { describeError } from './pg-errors.js';
+import { settleWithin } from './settle-within.js';
 import { WaitGate } from './wait-gate.js';
 
 /** Locks one session holds before another shared session is opened (up to the limit). */
@@ -12,6 +15,8 @@ export interface MultiplexerSettings {
   readonly maxWaitConnections: number;
   readonly idleTimeoutMs: number;
   readonly keepalive: KeepaliveSettings;
+  /** Bound (ms) on opening a session, from the connect to the answer of its first query. */
+  readonly connectTimeoutMs: number;
 }
 
 /**
@@ -146,7 +151,6 @@ export class ConnectionMultiplexer {
     this.#waiting.clear();
     await Promise.all(all.map((connection) => connection.close()));
     while (this.#closing.size > 0) await Promise.all(this.#closing);
-    await this.#source.close();
   }
 
   /**
@@ -200,24 +204,38 @@ export class ConnectionMultiplexer {
     this.#adopt(await this.#open());
   }
 
+  /** Where sessions are opened (host:port or socket path), for error messages. */
+  get address(): string {
+    return this.#source.address;
+  }
+
+  /** Bound (ms) on opening a session; also the budget of cancel requests. */
+  get connectTimeoutMs(): number {
+    return this.#settings.connectTimeoutMs;
+  }
+
   #open(): Promise<LockConnection> {
-    const opening = this.#source
-      .open()
-      .then((opened) =>
-        LockConnection.start(
-          opened,
-          {
-            idle: (connection) => this.#idle(connection),
-            failed: (connection) => this.#forget(connection),
-          },
-          this.#settings.keepalive,
-        ),
-      )
-      .catch((error: unknown) => {
-        throw BackendUnavailableError.isInstance(error)
-          ? error
-          : new BackendUnavailableError('Could not open a PostgreSQL session', { cause: error });
-      });
+    const { address } = this.#source;
+    const started = this.#source.open().then((opened) =>
+      LockConnection.start(
+        opened,
+        {
+          idle: (connection) => this.#idle(connection),
+          failed: (connection) => this.#forget(connection),
+        },
+        this.#settings.keepalive,
+      ),
+    );
+    const opening = settleWithin(started, this.#settings.connectTimeoutMs, (late) => {
+      void late.close();
+    }).catch((error: unknown) => {
+      throw BackendUnavailableError.isInstance(error)
+        ? error
+        : new BackendUnavailableError(
+            `Could not open a PostgreSQL session at ${address}: ${describeError(error)}`,
+            { cause: error },
+          );
+    });
     this.#opening.add(opening);
     const forget = (): void => {
       this.#opening.delete(opening);

@@ -55,6 +55,7 @@ export class FencingSequence {
       if (!this.#create) {
         throw new BackendUnavailableError(
           `The fencing sequence "${this.name}" does not exist (createFencingSequence is false): create it with CREATE SEQUENCE ${this.name} AS bigint CACHE 1`,
+          { retryable: false }, // stays missing until someone creates it: no use waiting
         );
       }
       const identifier = await connection.text<{ identifier: string }>(

@@ -49,7 +49,7 @@ export class LockConnection {
   /** Attempts that picked this session and have not finished (see {@link claim}). */
   claims = 0;
   state: ConnectionState = 'active';
-  idleTimer: NodeJS.Timeout | undefined;
+  idleTimer: ReturnType<typeof setTimeout> | undefined;
   /** performance.now() of the last attempt on this session (for the idle timeout). */
   lastUsed = 0;
   readonly #opened: OpenedClient;
@@ -77,6 +77,7 @@ export class LockConnection {
     this.#keepalive = keepalive;
     this.client.on('error', this.#onError);
     this.client.on('end', this.#onEnd);
+    opened.keepProcessAlive(false);
   }
 
   /** Wraps a freshly opened client (reads its backend pid). */
@@ -202,8 +203,9 @@ export class LockConnection {
     return this.#opened.dispose(destroy);
   }
 
+  /** Counts a statement in flight; the socket keeps the process alive only meanwhile. */
   #track<T>(run: () => Promise<T>): Promise<T> {
-    this.inFlight += 1;
+    if (this.inFlight++ === 0) this.#opened.keepProcessAlive(true);
     this.#syncKeepalive();
     let result: Promise<T>;
     if (this.#opened.pipelined) {
@@ -213,7 +215,7 @@ export class LockConnection {
       this.#tail = result.then(noop, noop);
     }
     const done = (): void => {
-      this.inFlight -= 1;
+      if (--this.inFlight === 0) this.#opened.keepProcessAlive(false);
       this.#checkIdle();
     };
     result.then(done, done);

@@ -1,3 +1,5 @@
+import { BackendUnavailableError } from '@lockkit/core';
+
 /** SQLSTATE codes this package reacts to. */
 export const sqlState = {
   /** lock_timeout expired. */
@@ -11,6 +13,13 @@ export const sqlState = {
   uniqueViolation: '23505',
 } as const;
 
+/**
+ * Connection failures that stay until someone changes the setup (a `retryable: false`
+ * BackendUnavailableError): invalid_authorization_specification, invalid_password,
+ * invalid_catalog_name (no such database).
+ */
+export const setupStates: ReadonlySet<string> = new Set(['28000', '28P01', '3D000']);
+
 /** The SQLSTATE of a server error, or undefined for client/transport errors. */
 export function sqlStateOf(error: unknown): string | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
@@ -21,4 +30,17 @@ export function sqlStateOf(error: unknown): string | undefined {
 /** A short description of an error for messages. */
 export function describeError(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * `error` naming the server it could not reach: a {@link BackendUnavailableError} whose
+ * message lacks `address` is rebuilt with it (same lock name and cause); others pass.
+ */
+export function withAddress(error: unknown, address: string): unknown {
+  if (!BackendUnavailableError.isInstance(error) || error.message.includes(address)) return error;
+  return new BackendUnavailableError(`${error.message} (PostgreSQL at ${address})`, {
+    lockName: error.lockName,
+    cause: error.cause ?? error,
+    retryable: error.retryable,
+  });
 }

@@ -1,4 +1,4 @@
-import type { Grant } from '@lockkit/core';
+import type { Grant } from '@lockkit/core/backend';
 import type { LockConnection } from './lock-connection.js';
 
 /** The semaphore slot a permit holds. */

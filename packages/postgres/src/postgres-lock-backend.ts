@@ -1,20 +1,20 @@
+import { BackendUnavailableError, type Capabilities } from '@lockkit/core';
 import {
-  BackendUnavailableError,
-  type Capabilities,
   type LockBackend,
   type LockRequest,
+  memoizeKeys,
   type ReleaseWatch,
   type WaitContext,
   Wakeup,
-} from '@lockkit/core';
+} from '@lockkit/core/backend';
 import { attemptLock, attemptSlot, forgetGrant } from './advisory-attempts.js';
-import { KeyCache } from './advisory-keys.js';
+import { requestKey } from './advisory-keys.js';
 import { unlockExclusive, unlockShared, unlockSlot } from './advisory-sql.js';
 import { ConnectionMultiplexer } from './connection-multiplexer.js';
 import { type ConnectionSource, ownClients, pooledClients } from './connection-source.js';
 import { FencingSequence } from './fencing-sequence.js';
 import type { LoseFunction } from './lock-connection.js';
-import { describeError, sqlStateOf } from './pg-errors.js';
+import { describeError, sqlStateOf, withAddress } from './pg-errors.js';
 import type { PostgresGrant } from './postgres-grant.js';
 import type { ResolvedPostgresOptions } from './postgres-lock-options.js';
 import { ReleaseListener } from './release-listener.js';
@@ -41,18 +41,25 @@ export class PostgresLockBackend implements LockBackend<PostgresGrant> {
   readonly #source: ConnectionSource;
   readonly #listener: ReleaseListener;
   readonly #waits = new Set<Promise<unknown>>();
-  readonly #keys = new KeyCache();
+  readonly #keyOf = memoizeKeys(requestKey);
 
   constructor(options: ResolvedPostgresOptions) {
     this.pollIntervalMs = options.pollIntervalMs;
-    this.#source = options.pool ? pooledClients(options.pool) : ownClients(options.connection!);
+    this.#source = options.pool
+      ? pooledClients(options.pool, options.connectTimeoutMs)
+      : ownClients(options.connection!);
     this.connections = new ConnectionMultiplexer(this.#source, {
       sharedConnections: options.sharedConnections,
       maxWaitConnections: options.maxWaitConnections,
       idleTimeoutMs: options.idleTimeoutMs,
       keepalive: { intervalMs: options.keepaliveIntervalMs, timeoutMs: options.keepaliveTimeoutMs },
+      connectTimeoutMs: options.connectTimeoutMs,
     });
-    this.#listener = new ReleaseListener(this.#source, options.idleTimeoutMs);
+    this.#listener = new ReleaseListener(
+      this.#source,
+      options.idleTimeoutMs,
+      options.connectTimeoutMs,
+    );
     this.sequence = new FencingSequence(options.fencingSequence, options.createFencingSequence);
     this.capabilities = {
       crossProcess: true,
@@ -64,11 +71,24 @@ export class PostgresLockBackend implements LockBackend<PostgresGrant> {
       // A killed process's socket closes, so the server frees its locks at once; semaphore
       // waiters only learn of it at their next safety poll (no NOTIFY from a dead session).
       abandonedReleaseMs: 1000 + Math.ceil(options.pollIntervalMs * 1.2),
+      // A server that cannot be reached fails the opening of a session (connectTimeoutMs) or,
+      // on an open session, the statement (the keepalive's deadline); +250 ms of slack.
+      unavailableMs:
+        Math.max(
+          options.connectTimeoutMs,
+          options.keepaliveIntervalMs + options.keepaliveTimeoutMs,
+        ) + 250,
     };
   }
 
-  async tryAcquire(request: LockRequest, wait: WaitContext): Promise<PostgresGrant | null> {
-    const requestKey = this.#keys.keyOf(request);
+  tryAcquire(request: LockRequest, wait: WaitContext): Promise<PostgresGrant | null> {
+    return this.#acquire(request, wait).catch((error: unknown) => {
+      throw withAddress(error, this.connections.address);
+    });
+  }
+
+  async #acquire(request: LockRequest, wait: WaitContext): Promise<PostgresGrant | null> {
+    const requestKey = this.#keyOf(request);
     if (request.kind === 'semaphore') {
       return attemptSlot(this.connections, this.sequence, request, requestKey);
     }
@@ -90,7 +110,9 @@ export class PostgresLockBackend implements LockBackend<PostgresGrant> {
 
   watch(request: LockRequest): ReleaseWatch | Promise<ReleaseWatch> {
     if (request.kind === 'semaphore') {
-      return this.#listener.watch(this.#keys.keyOf(request).channel);
+      return this.#listener.watch(this.#keyOf(request).channel).catch((error: unknown) => {
+        throw withAddress(error, this.connections.address);
+      });
     }
     // Mutex and RW attempts wait on the server and end without a grant only at the
     // deadline; if one ever ends early, retry at once (the next attempt waits again).
@@ -124,7 +146,7 @@ export class PostgresLockBackend implements LockBackend<PostgresGrant> {
           if (attempt === 0 && sqlStateOf(error) !== undefined && connection.usable) continue;
           connection.fail(`unlocking "${request.name}" failed: ${describeError(error)}`, error);
           throw new BackendUnavailableError(
-            `Releasing lock "${request.name}" failed: ${describeError(error)}`,
+            `Releasing lock "${request.name}" on PostgreSQL at ${this.connections.address} failed: ${describeError(error)}`,
             { lockName: request.name, cause: error },
           );
         }

@@ -1,20 +1,20 @@
+import { InvalidArgumentError } from '@lockkit/core';
 import {
   booleanOption,
   checkOptionKeys,
-  InvalidArgumentError,
   type LockProviderOptions,
   numberOption,
   stringOption,
-} from '@lockkit/core';
+} from '@lockkit/core/backend';
 import type pg from 'pg';
 
 /** Options of {@link createPostgresLockProvider}. Validated at construction, before any I/O. */
 export interface PostgresLockProviderOptions extends LockProviderOptions {
   /**
    * Where to connect: a `postgres://` URL or `pg` client options. The provider opens and
-   * closes its own connections from it (with `pipeline: true`, TCP keepalive,
-   * `connectionTimeoutMillis` 10 s and `application_name` = `applicationName` unless the
-   * options say otherwise). Give exactly one of `connection` and `pool`.
+   * closes its own connections from it (with `pipeline: true`, TCP keepalive and `application_name` = `applicationName` unless the
+   * options say otherwise; its connect timeout is {@link connectTimeoutMs}). Give exactly one
+   * of `connection` and `pool`.
    * @defaultValue none (one of `connection` / `pool` is required)
    */
   readonly connection?: string | pg.ClientConfig | undefined;
@@ -26,6 +26,18 @@ export interface PostgresLockProviderOptions extends LockProviderOptions {
    * @defaultValue none (one of `connection` / `pool` is required)
    */
   readonly pool?: pg.Pool | undefined;
+  /**
+   * How long (ms) opening a session may take, from the TCP connect to the first answer
+   * (a server that is down, unknown, refusing the credentials or hung fails within this);
+   * also the budget of cancel requests to a server that does not answer. It sets `pg`'s
+   * `connectionTimeoutMillis` (do not give that in `connection`); with `pool`, a checkout
+   * that takes longer is given up (and the client returned when it comes). Together with
+   * the keepalive it makes `capabilities.unavailableMs`:
+   * max(`connectTimeoutMs`, `keepaliveIntervalMs` + `keepaliveTimeoutMs`) + 250.
+   * Number in [10, 2^31-1].
+   * @defaultValue 5000
+   */
+  readonly connectTimeoutMs?: number | undefined;
   /**
    * Connections that carry try-locks and unlocks for many held locks at once (multiplexing);
    * opened on demand, when the open ones are busy or hold 500+ locks each. More are opened
@@ -93,6 +105,7 @@ export interface ResolvedPostgresOptions {
   readonly namespace: string;
   readonly connection: pg.ClientConfig | undefined;
   readonly pool: pg.Pool | undefined;
+  readonly connectTimeoutMs: number;
   readonly sharedConnections: number;
   readonly maxWaitConnections: number;
   readonly idleTimeoutMs: number;
@@ -107,6 +120,7 @@ const knownKeys = [
   'namespace',
   'connection',
   'pool',
+  'connectTimeoutMs',
   'sharedConnections',
   'maxWaitConnections',
   'idleTimeoutMs',
@@ -145,10 +159,16 @@ export function resolvePostgresOptions(
     options.createFencingSequence,
     true,
   );
+  const connectTimeoutMs = numberOption('connectTimeoutMs', options.connectTimeoutMs, {
+    default: 5000,
+    min: 10,
+    integer: false,
+  });
   return Object.freeze({
     namespace,
-    connection: resolveConnection(options.connection, applicationName),
+    connection: resolveConnection(options.connection, applicationName, connectTimeoutMs),
     pool,
+    connectTimeoutMs,
     sharedConnections: numberOption('sharedConnections', options.sharedConnections, {
       default: 4,
       min: 1,
@@ -187,6 +207,7 @@ export function resolvePostgresOptions(
 function resolveConnection(
   connection: PostgresLockProviderOptions['connection'],
   applicationName: string,
+  connectTimeoutMs: number,
 ): pg.ClientConfig | undefined {
   if (connection === undefined) return undefined;
   let config: pg.ClientConfig;
@@ -203,14 +224,19 @@ function resolveConnection(
     config = { connectionString: connection };
   } else if (typeof connection === 'object' && connection !== null && !Array.isArray(connection)) {
     config = { ...connection };
+    if (config.connectionTimeoutMillis !== undefined) {
+      throw new InvalidArgumentError(
+        'Set the connect timeout with the `connectTimeoutMs` option, not connection.connectionTimeoutMillis',
+      );
+    }
   } else {
     throw new InvalidArgumentError('connection must be a URL or pg client options');
   }
   return Object.freeze({
     application_name: applicationName,
     keepAlive: true,
-    connectionTimeoutMillis: 10_000,
     ...config,
+    connectionTimeoutMillis: Math.ceil(connectTimeoutMs),
     pipeline: true,
   });
 }

@@ -1,4 +1,5 @@
-import { grantBehind, type LockHandle, LockProvider, ProviderClosedError } from '@lockkit/core';
+import { type LockHandle, ProviderClosedError } from '@lockkit/core';
+import { grantBehind, LockProvider } from '@lockkit/core/backend';
 import type pg from 'pg';
 import type { PostgresGrant } from './postgres-grant.js';
 import { PostgresLockBackend } from './postgres-lock-backend.js';

@@ -1,7 +1,9 @@
-import { BackendUnavailableError, type ReleaseWatch, Wakeup } from '@lockkit/core';
+import { BackendUnavailableError } from '@lockkit/core';
+import { type ReleaseWatch, Wakeup } from '@lockkit/core/backend';
 import type pg from 'pg';
 import type { ConnectionSource, OpenedClient } from './connection-source.js';
 import { describeError } from './pg-errors.js';
+import { settleWithin } from './settle-within.js';
 
 interface Channel {
   readonly wakeups: Set<Wakeup>;
@@ -14,6 +16,8 @@ interface ListenerSession {
   readonly onNotification: (message: pg.Notification) => void;
   readonly onFailure: (error?: Error) => void;
   tail: Promise<unknown>;
+  /** Statements in flight (the socket keeps the process alive only meanwhile). */
+  busy: number;
 }
 
 function noop(): void {}
@@ -28,14 +32,17 @@ function noop(): void {}
 export class ReleaseListener {
   readonly #source: ConnectionSource;
   readonly #idleTimeoutMs: number;
+  readonly #answerTimeoutMs: number;
   readonly #channels = new Map<string, Channel>();
   #session: Promise<ListenerSession> | undefined;
   #idleTimer: NodeJS.Timeout | undefined;
   #closed = false;
 
-  constructor(source: ConnectionSource, idleTimeoutMs: number) {
+  /** `answerTimeoutMs`: a LISTEN/UNLISTEN not answered this fast fails the session. */
+  constructor(source: ConnectionSource, idleTimeoutMs: number, answerTimeoutMs: number) {
     this.#source = source;
     this.#idleTimeoutMs = idleTimeoutMs;
+    this.#answerTimeoutMs = answerTimeoutMs;
   }
 
   /** Subscribes to `channel`; resolves once LISTEN is in effect (subscribe-then-retry). */
@@ -101,9 +108,24 @@ export class ReleaseListener {
       });
     }
     const session = await this.#session;
-    const run = session.tail.then(() => session.opened.client.query(text));
+    const run = session.tail.then(() => this.#query(session, text));
     session.tail = run.catch(noop);
     await run;
+  }
+
+  /** Runs `text`; a server that does not answer in time fails the session. */
+  async #query(session: ListenerSession, text: string): Promise<void> {
+    if (session.busy++ === 0) session.opened.keepProcessAlive(true);
+    try {
+      await settleWithin(session.opened.client.query(text), this.#answerTimeoutMs, noop).catch(
+        (error: unknown) => {
+          session.onFailure();
+          throw error;
+        },
+      );
+    } finally {
+      if (--session.busy === 0) session.opened.keepProcessAlive(false);
+    }
   }
 
   async #open(): Promise<ListenerSession> {
@@ -111,6 +133,7 @@ export class ReleaseListener {
     const session: ListenerSession = {
       opened,
       tail: Promise.resolve(),
+      busy: 0,
       onNotification: (message) => {
         const entry = this.#channels.get(message.channel);
         if (entry) for (const wakeup of entry.wakeups) wakeup.notify();
@@ -125,8 +148,9 @@ export class ReleaseListener {
       throw new BackendUnavailableError('The PostgreSQL lock provider is closed');
     }
     const channels = [...this.#channels.keys()];
+    opened.keepProcessAlive(false);
     if (channels.length > 0) {
-      const run = opened.client.query(channels.map((channel) => `LISTEN ${channel}`).join('; '));
+      const run = this.#query(session, channels.map((channel) => `LISTEN ${channel}`).join('; '));
       session.tail = run.catch(noop);
     }
     return session;
@@ -163,7 +187,7 @@ export class ReleaseListener {
     if (!discard) {
       // A pooled client goes back without our LISTENs.
       discard = await session.tail
-        .then(() => client.query('UNLISTEN *'))
+        .then(() => this.#query(session, 'UNLISTEN *'))
         .then(
           () => false,
           () => true,

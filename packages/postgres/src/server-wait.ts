@@ -1,10 +1,5 @@
-import {
-  BackendUnavailableError,
-  LockDeadlockError,
-  type LockRequest,
-  now,
-  type WaitContext,
-} from '@lockkit/core';
+import { BackendUnavailableError, LockDeadlockError } from '@lockkit/core';
+import { type LockRequest, now, type WaitContext } from '@lockkit/core/backend';
 import type pg from 'pg';
 import {
   unlockExclusive,
@@ -56,8 +51,12 @@ export async function waitOnServer(
       : connection
           .text(waitStatement(BigInt(key), shared, remaining, sequence.name))
           .then((results) => tokenOf(results));
-    const outcome = await cancellableQuery(connection.client, waiting, wait.signal, () =>
-      connection.fail('the wait could not be cancelled'),
+    const outcome = await cancellableQuery(
+      connection.client,
+      waiting,
+      wait.signal,
+      () => connection.fail('the wait could not be cancelled'),
+      connections.connectTimeoutMs,
     );
     if (outcome.ok) {
       const grant: PostgresGrant = {

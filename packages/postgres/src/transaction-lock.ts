@@ -4,9 +4,8 @@ import {
   InvalidArgumentError,
   LockDeadlockError,
   LockTimeoutError,
-  validateAcquireOptions,
-  validateName,
 } from '@lockkit/core';
+import { validateAcquireOptions, validateName } from '@lockkit/core/backend';
 import pg from 'pg';
 import { advisoryKey } from './advisory-keys.js';
 import { cancellableQuery } from './cancellable-query.js';

@@ -1,17 +1,24 @@
 import { describeLockProvider } from '@lockkit/conformance';
+import { findFreePort, startPostgres } from '@lockkit/testkit';
 import pg from 'pg';
-import { inject } from 'vitest';
+import { afterAll } from 'vitest';
 import {
   advisoryKey,
   createPostgresLockProvider,
   type PostgresLockProvider,
 } from '../src/index.js';
+import { postgresSettings } from './global-setup.js';
+import { timeScale } from './support.js';
 
-const url = inject('lockkitServers').postgresUrl!;
+// A server of its own: the outage case pauses it, which other test files must not see.
+const server = await startPostgres({ useEnvironment: false, settings: postgresSettings });
+afterAll(() => server.stop());
+const url = server.url;
+const closedPort = await findFreePort();
 
 describeLockProvider({
   name: 'postgres',
-  createProvider: () => createPostgresLockProvider({ connection: url }),
+  createProvider: (options) => createPostgresLockProvider({ ...options, connection: url }),
   faults: {
     // What a DBA or a failover does: the server ends the holder's session.
     loseLock: async (handle, provider) => {
@@ -23,6 +30,19 @@ describeLockProvider({
       } finally {
         await admin.end();
       }
+    },
+    outage: {
+      // Nothing listens on that port: every connection is refused.
+      createUnreachableProvider: () =>
+        createPostgresLockProvider({
+          connection: `postgres://postgres@127.0.0.1:${closedPort}/postgres`,
+        }),
+      address: `127.0.0.1:${closedPort}`,
+      // A hung server: SIGSTOP keeps its sockets open but answers nothing.
+      interrupt: async () => {
+        await server.pause();
+        return () => server.resume();
+      },
     },
   },
   childProvider: {
@@ -38,5 +58,5 @@ describeLockProvider({
       ['Ünïcödé 🔒 名前', '-4606876522729966810'],
     ],
   },
-  timeScale: 1,
+  timeScale,
 });

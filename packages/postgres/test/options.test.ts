@@ -31,6 +31,9 @@ describe('options', () => {
       { connection: url, fencingSequence: ' ' },
       { connection: url, createFencingSequence: 'yes' },
       { connection: url, applicationName: 7 },
+      { connection: url, connectTimeoutMs: 0 },
+      { connection: url, connectTimeoutMs: '5000' },
+      { connection: { connectionString: url, connectionTimeoutMillis: 1000 } },
     ];
     for (const options of bad) {
       expect(
@@ -46,6 +49,7 @@ describe('options', () => {
       keepaliveIntervalMs: 1000,
       keepaliveTimeoutMs: 2000,
       pollIntervalMs: 250,
+      connectTimeoutMs: 4000,
     });
     expect(provider.backend).toBe('postgres');
     expect(provider.capabilities).toEqual({
@@ -54,8 +58,11 @@ describe('options', () => {
       fifo: false,
       lostDetectionMs: 3000,
       abandonedReleaseMs: 1300,
+      // max(connectTimeoutMs, keepaliveIntervalMs + keepaliveTimeoutMs) + 250
+      unavailableMs: 4250,
     });
     expect(Object.isFrozen(provider.capabilities)).toBe(true);
+    expect(harness.provider({ connectTimeoutMs: 100 }).capabilities.unavailableMs).toBe(10_250);
   });
 
   it('copies connection options: later changes to the caller object do not leak in', async () => {

@@ -1,4 +1,5 @@
-import { type LockKind, readableKey } from '@lockkit/core';
+import type { LockKind } from '@lockkit/core';
+import { readableKey } from '@lockkit/core/backend';
 
 /** Every key lockkit writes starts with this (after the client's own `keyPrefix`, if any). */
 export const KEY_ROOT = 'lockkit:';

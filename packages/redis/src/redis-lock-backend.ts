@@ -1,16 +1,15 @@
 import { randomUUID } from 'node:crypto';
+import { BackendUnavailableError, type Capabilities } from '@lockkit/core';
 import {
-  BackendUnavailableError,
-  type Capabilities,
   type Grant,
   type LeaseInfo,
   type LockBackend,
-  type LockKind,
   type LockRequest,
+  memoizeKeys,
   now,
   type ReleaseWatch,
   type WaitContext,
-} from '@lockkit/core';
+} from '@lockkit/core/backend';
 import { type RedisLockKeys, redisLockKeys } from './redis-keys.js';
 import {
   acquireCall,
@@ -19,7 +18,6 @@ import {
   releaseCall,
   unregisterCall,
   type WaiterRegistration,
-  type WriterMarker,
   wakesOneProvider,
   withdrawCall,
 } from './redis-lock-calls.js';
@@ -28,7 +26,9 @@ import type { RedisNode } from './redis-node.js';
 import { RedisNodeSet, type Votes } from './redis-node-set.js';
 import { clockDriftMs, semaphoreQuorumOf } from './redlock-quorum.js';
 import { ReleaseSubscriber } from './release-subscriber.js';
-import { WaiterWakeup } from './release-watch.js';
+import { isGrant, isGrantVote, isYes, ran, refusalHintMs } from './script-replies.js';
+import { WaiterWakeup } from './waiter-wakeup.js';
+import { noMarker, WriterMarkers } from './writer-markers.js';
 
 /** A Redis grant: the holder's random token on every node, and its lease. */
 export interface RedisGrant extends Grant {
@@ -40,19 +40,7 @@ export interface RedisGrant extends Grant {
   readonly fenceFloor: string;
 }
 
-const noMarker: WriterMarker = { waiterId: '', markerMs: 0 };
 const noRegistration: WaiterRegistration = { providerId: '', registerMs: 0, last: false };
-/**
- * An acquire script's reply (see acquire-scripts.ts): granted = the fencing token (an integer
- * >= 1, or a decimal string from 10^14 on); refused = an integer < 1.
- */
-const isGrant = (reply: unknown): reply is number | string =>
-  typeof reply === 'number' ? reply >= 1 : typeof reply === 'string';
-/** A refusal's retry hint in ms (-2 - h encodes h), or -1 for none (0: busy, -1: cancelled). */
-const refusalHintMs = (reply: number): number => (reply <= -2 ? -2 - reply : -1);
-const isYes = (reply: unknown): boolean => reply === 1;
-/** The extend script ran (1: extended, 0: not ours there) — either way it raised the fence. */
-const ran = (reply: unknown): boolean => reply === 1 || reply === 0;
 
 /**
  * The Redis {@link LockBackend}: single node (N = 1) or Redlock over N independent nodes.
@@ -67,9 +55,8 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
   readonly #options: ResolvedRedisOptions;
   readonly #nodes: RedisNodeSet;
   readonly #subscribers: readonly ReleaseSubscriber[];
-  readonly #keyCache: Readonly<Record<LockKind, Map<string, CachedKeys>>>;
   readonly #waiters = new WeakMap<LockRequest, WaiterWakeup>();
-  readonly #writerIds = new WeakMap<AbortSignal, string>();
+  readonly #writerMarkers: WriterMarkers;
   /** This provider's id in waiters sets and release messages. */
   readonly #providerId = randomUUID();
   /** How long a waiter registration or writer marker lasts without a refresh by a retry. */
@@ -79,8 +66,6 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
 
   constructor(options: ResolvedRedisOptions) {
     this.#options = options;
-    const readKeys = new Map<string, CachedKeys>(); // a RW lock's two modes share keys
-    this.#keyCache = { mutex: new Map(), semaphore: new Map(), read: readKeys, write: readKeys };
     this.#nodes = new RedisNodeSet(options.nodes, options.commandTimeoutMs);
     this.#subscribers = this.#nodes.nodes.map(
       (node) => new ReleaseSubscriber(node.client, this.#providerId, options.pollIntervalMs),
@@ -88,6 +73,12 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
     this.pollIntervalMs = options.pollIntervalMs;
     this.#registrationMs = Math.ceil(options.pollIntervalMs * 2.5 + options.commandTimeoutMs);
     this.#notWaiting = { providerId: this.#providerId, registerMs: 0, last: false };
+    this.#writerMarkers = new WriterMarkers(this.#registrationMs, (keys, waiterId) =>
+      this.#nodes.everywhere(
+        (node) => withdrawCall(keys, waiterId, this.#channelOf(node, keys)),
+        () => false,
+      ),
+    );
     const boundMs = options.leaseMs + options.commandTimeoutMs + 250;
     this.capabilities = Object.freeze({
       crossProcess: true,
@@ -95,6 +86,9 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
       fifo: false,
       lostDetectionMs: boundMs,
       abandonedReleaseMs: boundMs,
+      // Every command, the wait for its connection included, is cut off at the command
+      // timeout; a Redlock acquire sends two rounds (the scripts, then the fence raise).
+      unavailableMs: (options.nodes.length > 1 ? 2 : 1) * options.commandTimeoutMs + 250,
     });
   }
 
@@ -103,25 +97,16 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
     return this.#nodes.nodes;
   }
 
-  /**
-   * The keys of a request. Cached per lock family by name (hashing the name is the costliest
-   * local step; the name string is the caller's, so the lookup needs no new string).
-   */
-  keysOf(request: LockRequest): RedisLockKeys {
-    const cache = this.#keyCache[request.kind];
-    const cached = cache.get(request.name);
-    if (cached !== undefined && cached.namespace === request.namespace) return cached.keys;
-    if (cache.size >= 1000) cache.clear();
-    const keys = redisLockKeys(request.namespace, request.kind, request.name);
-    cache.set(request.name, { namespace: request.namespace, keys });
-    return keys;
-  }
+  /** The keys of a request (memoised: hashing the name is the costliest local step). */
+  readonly keysOf: (request: LockRequest) => RedisLockKeys = memoizeKeys((request) =>
+    redisLockKeys(request.namespace, request.kind, request.name),
+  );
 
   async tryAcquire(request: LockRequest, wait: WaitContext): Promise<RedisGrant | null> {
     const { leaseMs } = this.#options;
     const keys = this.keysOf(request);
     const token = randomUUID();
-    const marker = request.kind === 'write' ? this.#writerMarker(keys, wait) : noMarker;
+    const marker = request.kind === 'write' ? this.#writerMarkers.markerOf(keys, wait) : noMarker;
     const call = acquireCall(request, keys, token, leaseMs, marker, this.#registration(request));
     const quorum = this.#quorumOf(request);
     const started = now();
@@ -167,7 +152,8 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
         const lifted = raised.filter((vote) => vote?.ok === true && ran(vote.value)).length;
         if (lifted < quorum || now() >= validUntil) {
           this.#undo(request, keys, token, votes);
-          return this.#outOfReach(this.#nodes.unavailable(request.name, 'acquire', raised), wait);
+          // No quorum decided it: core's outage policy retries or fails the call.
+          throw this.#nodes.unavailable(request.name, 'acquire', raised);
         }
       }
       const lease = { durationMs: leaseMs, validUntil, autoExtend: this.#options.autoExtend };
@@ -181,21 +167,9 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
       if (hintMs < Number.POSITIVE_INFINITY) this.#waiters.get(request)?.wakeAfter(hintMs);
       return null;
     }
-    return this.#outOfReach(this.#nodes.unavailable(request.name, 'acquire', votes), wait);
-  }
-
-  /**
-   * An attempt that no quorum decided (one node: the node did not answer): nodes failed, and
-   * not enough of the others said "held" to call it refused. An acquire with a finite timeout
-   * rides through it — paused, restarting or partitioned nodes may come back — and retries on
-   * the safety poll; if its deadline passes first, the LockTimeoutError carries this error as
-   * its cause. A single attempt, and an acquire without a timeout (which would otherwise hang
-   * on a wrong address), fail with it at once.
-   */
-  #outOfReach(error: BackendUnavailableError, wait: WaitContext): null {
-    if (!Number.isFinite(wait.deadline)) throw error;
-    wait.failed?.(error);
-    return null;
+    // No quorum decided it (one node: it did not answer): nodes failed, and not enough of the
+    // others said "held" to call it refused. Core's outage policy retries or fails the call.
+    throw this.#nodes.unavailable(request.name, 'acquire', votes);
   }
 
   async watch(request: LockRequest): Promise<ReleaseWatch> {
@@ -311,35 +285,4 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
       this.#nodes.persist(node, call, 2 * leaseMs);
     });
   }
-
-  /**
-   * A waiting writer's marker: one id per acquire call (its wait signal), kept alive by its
-   * retries, as long as the wait may last; withdrawn when the wait is aborted.
-   */
-  #writerMarker(keys: RedisLockKeys, wait: WaitContext): WriterMarker {
-    if (wait.deadline === Number.NEGATIVE_INFINITY) return noMarker;
-    let waiterId = this.#writerIds.get(wait.signal);
-    if (waiterId === undefined) {
-      const id = randomUUID();
-      waiterId = id;
-      this.#writerIds.set(wait.signal, id);
-      const withdraw = (): void =>
-        this.#nodes.everywhere(
-          (node) => withdrawCall(keys, id, this.#channelOf(node, keys)),
-          () => false,
-        );
-      wait.signal.addEventListener('abort', withdraw, { once: true });
-    }
-    const markerMs = Math.ceil(Math.min(wait.deadline - now(), this.#registrationMs));
-    return markerMs > 0 ? { waiterId, markerMs } : noMarker;
-  }
-}
-
-interface CachedKeys {
-  readonly namespace: string;
-  readonly keys: RedisLockKeys;
-}
-
-function isGrantVote(vote: Votes[number]): boolean {
-  return vote?.ok === true && isGrant(vote.value);
 }

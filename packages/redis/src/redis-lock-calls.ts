@@ -1,4 +1,4 @@
-import type { LockRequest } from '@lockkit/core';
+import type { LockRequest } from '@lockkit/core/backend';
 import type { RedisLockKeys } from './redis-keys.js';
 import {
   acquireMutex,

@@ -1,4 +1,11 @@
-import { InvalidArgumentError, type LockProviderOptions, MAX_TIMEOUT_MS } from '@lockkit/core';
+import { InvalidArgumentError } from '@lockkit/core';
+import {
+  booleanOption,
+  checkOptionKeys,
+  type LockProviderOptions,
+  numberOption,
+  stringOption,
+} from '@lockkit/core/backend';
 import type { RedisOptions } from 'ioredis';
 import { isRedisClient, type RedisClient } from './redis-node.js';
 
@@ -56,49 +63,33 @@ export interface ResolvedRedisOptions {
   readonly pollIntervalMs: number;
 }
 
-const knownKeys = new Set([
+const knownKeys = [
   'namespace',
   'nodes',
   'leaseMs',
   'autoExtend',
   'commandTimeoutMs',
   'pollIntervalMs',
-]);
+] as const;
 
 /** Validates options (throws InvalidArgumentError) and fills in defaults. */
 export function resolveRedisOptions(options: RedisLockProviderOptions): ResolvedRedisOptions {
-  if (typeof options !== 'object' || options === null) {
-    throw new InvalidArgumentError('Redis lock provider options must be an object');
-  }
-  for (const key of Object.keys(options)) {
-    if (!knownKeys.has(key)) {
-      throw new InvalidArgumentError(
-        `Unknown option "${key}" (known: ${[...knownKeys].join(', ')})`,
-      );
-    }
-  }
-  const namespace = options.namespace ?? '';
-  if (typeof namespace !== 'string') throw new InvalidArgumentError('namespace must be a string');
+  checkOptionKeys(options, knownKeys, 'Redis lock provider');
+  const namespace = stringOption('namespace', options.namespace, '');
   const nodes = resolveNodes(options.nodes);
-  const leaseMs = integerIn('leaseMs', options.leaseMs, 30_000, 100, MAX_TIMEOUT_MS);
-  const autoExtend = options.autoExtend ?? true;
-  if (typeof autoExtend !== 'boolean') {
-    throw new InvalidArgumentError('autoExtend must be a boolean');
-  }
-  const commandTimeoutMs = numberIn(
-    'commandTimeoutMs',
-    options.commandTimeoutMs,
-    Math.min(leaseMs / 3, 1000, Math.max(100, leaseMs / 10)),
-    1,
-    leaseMs / 3,
-  );
-  const pollIntervalMs = numberIn(
-    'pollIntervalMs',
-    options.pollIntervalMs,
-    Math.min(1000, leaseMs / 3),
-    1,
-    MAX_TIMEOUT_MS,
-  );
+  const leaseMs = numberOption('leaseMs', options.leaseMs, { default: 30_000, min: 100 });
+  const autoExtend = booleanOption('autoExtend', options.autoExtend, true);
+  const commandTimeoutMs = numberOption('commandTimeoutMs', options.commandTimeoutMs, {
+    default: Math.min(leaseMs / 3, 1000, Math.max(100, leaseMs / 10)),
+    min: 1,
+    max: leaseMs / 3,
+    integer: false,
+  });
+  const pollIntervalMs = numberOption('pollIntervalMs', options.pollIntervalMs, {
+    default: Math.min(1000, leaseMs / 3),
+    min: 1,
+    integer: false,
+  });
   return Object.freeze({ nodes, namespace, leaseMs, autoExtend, commandTimeoutMs, pollIntervalMs });
 }
 
@@ -132,32 +123,4 @@ function resolveNodes(value: RedisLockProviderOptions['nodes']): readonly RedisN
     seen.add(identity);
   }
   return Object.freeze([...(list as RedisNodeSpec[])]);
-}
-
-function integerIn(
-  name: string,
-  value: unknown,
-  fallback: number,
-  min: number,
-  max: number,
-): number {
-  const resolved = numberIn(name, value, fallback, min, max);
-  if (!Number.isInteger(resolved)) throw new InvalidArgumentError(`${name} must be an integer`);
-  return resolved;
-}
-
-function numberIn(
-  name: string,
-  value: unknown,
-  fallback: number,
-  min: number,
-  max: number,
-): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || Number.isNaN(value) || value < min || value > max) {
-    throw new InvalidArgumentError(
-      `${name} must be a number from ${min} to ${max}, got ${String(value)}`,
-    );
-  }
-  return value;
 }

@@ -1,4 +1,4 @@
-import { LockProvider } from '@lockkit/core';
+import { LockProvider } from '@lockkit/core/backend';
 import { type RedisGrant, RedisLockBackend } from './redis-lock-backend.js';
 import { type RedisLockProviderOptions, resolveRedisOptions } from './redis-lock-options.js';
 import type { RedisClient } from './redis-node.js';

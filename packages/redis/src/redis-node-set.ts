@@ -1,4 +1,5 @@
-import { BackendUnavailableError, delay, now } from '@lockkit/core';
+import { BackendUnavailableError } from '@lockkit/core';
+import { delay, now } from '@lockkit/core/backend';
 import type { ScriptCall } from './redis-lock-calls.js';
 import type { RedisNodeSpec } from './redis-lock-options.js';
 import { RedisNode } from './redis-node.js';
@@ -18,7 +19,7 @@ export class RedisNodeSet {
   readonly #closing = new AbortController();
 
   constructor(specs: readonly RedisNodeSpec[], commandTimeoutMs: number) {
-    this.nodes = specs.map((spec, index) => new RedisNode(spec, index));
+    this.nodes = specs.map((spec, index) => new RedisNode(spec, index, specs.length));
     this.majority = quorumOf(this.nodes.length);
     this.#commandTimeoutMs = commandTimeoutMs;
   }
@@ -85,9 +86,22 @@ export class RedisNodeSet {
   unavailable(lockName: string, operation: string, votes: Votes): BackendUnavailableError {
     const errors = votes.flatMap((vote) => (vote && !vote.ok ? [vote.error] : []));
     if (this.nodes.length === 1 && errors[0] instanceof BackendUnavailableError) return errors[0];
+    // Name every node that did not say yes: the failed ones with their error, and those not
+    // heard from when the outcome was decided.
+    const why = this.nodes.flatMap((node, index) => {
+      const vote = votes[index];
+      if (vote === undefined) return [`${node.label}: no answer yet`];
+      if (vote.ok) return [];
+      return [vote.error instanceof Error ? vote.error.message : String(vote.error)];
+    });
     return new BackendUnavailableError(
-      `Redis ${operation} of "${lockName}" reached no majority: ${errors.length} of ${this.nodes.length} nodes failed`,
-      { lockName, cause: new AggregateError(errors, 'Redis node errors') },
+      `Redis ${operation} of "${lockName}" reached no majority: ${errors.length} of ${this.nodes.length} nodes failed (${why.join('; ')})`,
+      {
+        lockName,
+        cause: new AggregateError(errors, 'Redis node errors'),
+        // Waiting helps unless every failed node refused the setup (credentials, database).
+        retryable: errors.some((error) => BackendUnavailableError.isRetryable(error)),
+      },
     );
   }
 

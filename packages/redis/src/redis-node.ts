@@ -1,5 +1,6 @@
-import { BackendUnavailableError, DeadlineTimer, now } from '@lockkit/core';
-import { type Cluster, Command, Redis, type RedisOptions } from 'ioredis';
+import { BackendUnavailableError } from '@lockkit/core';
+import { DeadlineTimer, now } from '@lockkit/core/backend';
+import { type Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { LuaScript } from './scripts/lua-script.js';
 
 /** An ioredis client: a standalone `Redis` or a `Cluster`. */
@@ -12,28 +13,44 @@ export type RedisClient = Redis | Cluster;
 export class NodeCommandError extends BackendUnavailableError {
   readonly mayHaveRun: boolean;
 
-  constructor(message: string, mayHaveRun: boolean, cause?: unknown) {
-    super(message, { cause });
+  constructor(message: string, mayHaveRun: boolean, cause: unknown, retryable = true) {
+    super(message, { cause, retryable });
     this.name = 'BackendUnavailableError';
     this.mayHaveRun = mayHaveRun;
   }
 }
 
-/** Replies as strings, as ioredis's own command methods ask for them. */
-const replyAsString = { replyEncoding: 'utf8' } as const;
+/**
+ * A connect-time reply that stays until someone changes the setup: wrong password or ACL
+ * user (WRONGPASS, NOAUTH), a user without the needed commands (NOPERM), a database index
+ * the server does not have.
+ */
+function isSetupReply(error: unknown): boolean {
+  const message = error instanceof Error ? error.message : '';
+  return /^(WRONGPASS|NOAUTH|NOPERM)\b|DB index is out of range/.test(message);
+}
 
-/** Options lockkit forces on clients it creates: nothing is ever queued or replayed by ioredis. */
+/** ioredis 6 types its options constructor per reply mapping; both majors accept this. */
+type OptionsConstructor = new (options: RedisOptions) => Redis;
+
+/**
+ * Options lockkit forces on clients it creates: nothing is ever queued or replayed by ioredis,
+ * and nothing reconnects in the background — a command connects when it needs the connection,
+ * so an idle provider holds no timer and each attempt during an outage fails at once.
+ */
 const ownedClientOptions = {
   lazyConnect: true,
   enableOfflineQueue: false,
   autoResendUnfulfilledCommands: false,
   maxRetriesPerRequest: 0,
+  retryStrategy: () => null,
 } satisfies RedisOptions;
 
 /**
- * One Redis node (or one Cluster) the provider talks to: runs scripts with a per-command
- * deadline, only on a ready connection (so no command of ours waits in ioredis's offline
- * queue past its deadline), EVALSHA with an EVAL fallback on NOSCRIPT.
+ * One Redis node (or one Cluster) the provider talks to: runs scripts with ioredis's EVALSHA
+ * (EVAL when the node answers NOSCRIPT), each within a deadline that covers connecting too,
+ * only on a ready connection (so nothing of ours waits in ioredis's offline queue). A client
+ * the provider created holds its socket open (ref'd) only while a command of ours is in flight.
  */
 export class RedisNode {
   readonly client: RedisClient;
@@ -43,21 +60,22 @@ export class RedisNode {
   readonly keyPrefix: string;
   /** A Redis Cluster: releases use sharded pub/sub (SPUBLISH / SSUBSCRIBE, Redis ≥ 7). */
   readonly sharded: boolean;
+  /** How errors name this node: `Redis 127.0.0.1:6379`, or `Redis node 2 (…)` in a Redlock. */
   readonly label: string;
-  /** Settles when the connection is next ready (true) or closed for good (false); shared by all waiting commands. */
-  #ready: Promise<boolean> | undefined;
-  /**
-   * Reply deadlines of the commands in flight, on one timer (a command in flight keeps its
-   * socket, and so the process, alive: the timer never does).
-   */
+  /** Settles when the connection is ready, or rejects with why it is not; shared by all waiting commands. */
+  #connecting: Promise<void> | undefined;
+  /** Our commands in flight (owned clients: the socket is ref'd while there are any). */
+  #inFlight = 0;
+  #closed = false;
+  /** Command deadlines on one timer that never keeps the process alive (the socket does). */
   readonly #deadlines = new DeadlineTimer({ keepAlive: false });
 
-  constructor(spec: string | RedisOptions | RedisClient, index: number) {
+  constructor(spec: string | RedisOptions | RedisClient, index: number, count: number) {
     if (typeof spec === 'string' || !isRedisClient(spec)) {
       this.client =
         typeof spec === 'string'
           ? new Redis(spec, ownedClientOptions)
-          : new Redis({ ...spec, ...ownedClientOptions });
+          : new (Redis as OptionsConstructor)({ ...spec, ...ownedClientOptions });
       this.owned = true;
       this.client.on('error', noop); // failures surface per command; never an unhandled 'error' event
     } else {
@@ -67,13 +85,15 @@ export class RedisNode {
     const options = this.client.options as { keyPrefix?: string | undefined };
     this.keyPrefix = options.keyPrefix ?? '';
     this.sharded = isCluster(this.client);
-    this.label = `node ${index}`;
+    const address = addressOf(this.client);
+    this.label = count === 1 ? `Redis ${address}` : `Redis node ${index} (${address})`;
   }
 
   /**
    * Runs `script` within `timeoutMs` from `started` (performance.now() ms, default now: a
-   * caller that already read the clock passes its reading); rejects with
-   * {@link NodeCommandError} on any failure.
+   * caller that already read the clock passes its reading), connecting first if need be;
+   * rejects with {@link NodeCommandError} on any failure. A reply after the deadline is
+   * ignored (the command keeps its place in ioredis's reply queue).
    */
   run(
     script: LuaScript,
@@ -82,12 +102,54 @@ export class RedisNode {
     timeoutMs: number,
     started: number = now(),
   ): Promise<unknown> {
-    if (this.client.status === 'ready') {
-      return this.#runWithDeadline(script, keys, args, started, started + timeoutMs);
+    if (this.#closed) {
+      const closed = new Error('the provider is closed');
+      return Promise.reject(
+        new NodeCommandError(`${this.label}: ${closed.message}`, false, closed),
+      );
     }
-    return this.#whenReady(timeoutMs).then(() =>
-      this.#runWithDeadline(script, keys, args, now(), started + timeoutMs),
-    );
+    return new Promise((resolve, reject) => {
+      let open = true;
+      let sent = false;
+      const finish = (error: NodeCommandError | undefined, reply?: unknown): void => {
+        if (!open) return;
+        open = false;
+        this.#deadlines.delete(expiry);
+        if (--this.#inFlight === 0 && this.owned) streamOf(this.client)?.unref();
+        if (error) reject(error);
+        else resolve(reply);
+      };
+      const expiry = this.#deadlines.add(started + timeoutMs, () => {
+        const ms = Math.round(timeoutMs);
+        const what = sent ? `did not answer ${script.name}` : 'could not connect';
+        const cause = new Error(`no answer within ${ms} ms (connection ${this.client.status})`);
+        finish(new NodeCommandError(`${this.label} ${what} within ${ms} ms`, sent, cause));
+        if (!sent && this.owned && this.client.status !== 'ready') this.client.disconnect();
+      });
+      const failed = (error: unknown): void => {
+        const replied = error instanceof Error && error.name === 'ReplyError';
+        const message = `${this.label} failed ${script.name}: ${messageOf(error)}`;
+        finish(new NodeCommandError(message, !replied, error));
+      };
+      const send = (): void => {
+        if (!open) return;
+        sent = true;
+        const client = this.client as Redis;
+        client.evalsha(script.sha, keys.length, ...keys, ...args).then(
+          (reply) => finish(undefined, reply),
+          (error: unknown) => {
+            // The server's script cache was flushed (restart, failover): send the source once.
+            if (!open || !messageOf(error).startsWith('NOSCRIPT')) return failed(error);
+            client
+              .eval(script.lua, keys.length, ...keys, ...args)
+              .then((reply) => finish(undefined, reply), failed);
+          },
+        );
+      };
+      if (this.#inFlight++ === 0 && this.owned) streamOf(this.client)?.ref();
+      if (this.client.status === 'ready') send();
+      else this.#connected().then(send, finish);
+    });
   }
 
   /**
@@ -95,6 +157,7 @@ export class RedisNode {
    * still answered, then the socket closes; forced after a second if the server is silent.
    */
   close(): void {
+    this.#closed = true;
     this.#deadlines.stopIfIdle(); // else it still expires what is in flight
     if (!this.owned) return;
     const client = this.client;
@@ -114,122 +177,45 @@ export class RedisNode {
   }
 
   /**
-   * Sends the script (now: `sent`); rejects at `deadline` if no reply came (performance.now()
-   * ms). The caller gets the command's own promise: its settle functions, which ioredis calls
-   * with the reply, are wrapped here (to clear the deadline, to describe a failure, and to
-   * answer NOSCRIPT with the source), so no promise is chained per command. At the deadline
-   * the command is rejected; a later reply is ignored, and the command keeps its place in
-   * ioredis's reply queue, so the replies after it stay matched.
+   * Resolves once the client is ready; rejects with the client's error (refused, unknown host,
+   * wrong password, no such database…) as soon as it reports one. Connects an owned client
+   * (or a lazy injected one) that is not connected; a failed owned client is disconnected, so
+   * it never goes on to a half-set-up connection (ioredis reports a failed SELECT, then
+   * carries on in database 0).
    */
-  #runWithDeadline(
-    script: LuaScript,
-    keys: readonly string[],
-    args: readonly (string | number)[],
-    sent: number,
-    deadline: number,
-  ): Promise<unknown> {
-    const command = this.#command('evalsha', script.sha, keys, args);
-    const { resolve, reject } = command;
-    let settled = false;
-    const expiry = this.#deadlines.add(deadline, () => {
-      settled = true;
-      const waitedMs = Math.round(deadline - sent);
-      reject(
-        new NodeCommandError(
-          `Redis ${this.label} did not answer ${script.name} within ${waitedMs} ms`,
-          true,
-        ),
-      );
-    });
-    const answered = (reply: unknown): void => {
-      this.#deadlines.delete(expiry);
-      resolve(reply);
-    };
-    const failed = (error: unknown): void => {
-      this.#deadlines.delete(expiry);
-      if (settled) return; // the deadline's error stands
-      const replied = error instanceof Error && error.name === 'ReplyError';
-      reject(
-        new NodeCommandError(
-          `Redis ${this.label} failed ${script.name}: ${messageOf(error)}`,
-          !replied,
-          error,
-        ),
-      );
-    };
-    command.resolve = answered;
-    command.reject = (error: Error): void => {
-      // The server's script cache was flushed (restart, failover): send the source once.
-      if (settled || !messageOf(error).startsWith('NOSCRIPT')) {
-        failed(error);
-        return;
-      }
-      const fallback = this.#command('eval', script.lua, keys, args);
-      this.client.sendCommand(fallback);
-      fallback.promise.then(answered, failed);
-    };
-    this.client.sendCommand(command);
-    return command.promise;
-  }
-
-  /**
-   * The command with its arguments set directly, as strings with the key prefix applied:
-   * ioredis's constructor would flatten them with `Array.prototype.flat`, which here costs
-   * more than all the rest of building and writing a command (it is given none, so it
-   * flattens and stringifies nothing).
-   */
-  #command(
-    name: 'evalsha' | 'eval',
-    script: string,
-    keys: readonly string[],
-    args: readonly (string | number)[],
-  ): Command {
-    const command = new Command(name, [], replyAsString);
-    const argv: string[] = [script, String(keys.length)];
-    const prefix = this.keyPrefix;
-    for (const key of keys) argv.push(prefix + key);
-    for (const arg of args) argv.push(typeof arg === 'string' ? arg : String(arg));
-    command.args = argv;
-    return command;
-  }
-
-  #whenReady(timeoutMs: number): Promise<void> {
+  #connected(): Promise<void> {
     const client = this.client;
-    if (client.status === 'wait') client.connect().catch(noop); // lazy client: connect on first use
-    if (client.status === 'end') {
-      return Promise.reject(new NodeCommandError(`Redis ${this.label}: connection closed`, false));
-    }
-    this.#ready ??= new Promise<boolean>((resolve) => {
-      const settle = (ready: boolean): void => {
-        client.off('ready', onReady);
-        client.off('end', onEnd);
-        this.#ready = undefined;
-        resolve(ready);
-      };
-      const onReady = (): void => settle(true);
-      const onEnd = (): void => settle(false);
-      client.once('ready', onReady);
-      client.once('end', onEnd);
-    });
-    const ready = this.#ready;
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(
-        () => {
-          reject(
-            new NodeCommandError(
-              `Redis ${this.label} was not connected within ${Math.round(timeoutMs)} ms (status ${client.status})`,
-              false,
-            ),
-          );
-        },
-        Math.max(1, timeoutMs),
+    if (client.status === 'end' && !this.owned) {
+      const closed = new Error('the client was closed by its owner');
+      return Promise.reject(
+        new NodeCommandError(`${this.label}: ${closed.message}`, false, closed),
       );
-      void ready.then((isReady) => {
-        clearTimeout(timer);
-        if (isReady) resolve();
-        else reject(new NodeCommandError(`Redis ${this.label}: connection closed`, false));
-      });
+    }
+    if (this.#connecting) return this.#connecting;
+    const connecting = new Promise<void>((resolve, reject) => {
+      const settle = (error?: unknown): void => {
+        client.off('ready', onReady);
+        client.off('error', onError);
+        client.off('end', onEnd);
+        if (this.#connecting === connecting) this.#connecting = undefined;
+        if (error === undefined) {
+          resolve();
+          return;
+        }
+        if (this.owned) client.disconnect();
+        const message = `${this.label} could not connect: ${messageOf(error)}`;
+        reject(new NodeCommandError(message, false, error, !isSetupReply(error)));
+      };
+      const onReady = (): void => settle();
+      const onError = (error: unknown): void => settle(error);
+      const onEnd = (): void => settle(new Error('connection closed'));
+      client.on('ready', onReady);
+      client.on('error', onError);
+      client.on('end', onEnd);
     });
+    this.#connecting = connecting;
+    if (client.status === 'wait' || client.status === 'end') client.connect().catch(noop);
+    return connecting;
   }
 }
 
@@ -247,6 +233,26 @@ export function isRedisClient(value: unknown): value is RedisClient {
 /** An ioredis `Cluster` (also from another copy of ioredis). */
 export function isCluster(client: RedisClient): boolean {
   return (client as { isCluster?: unknown }).isCluster === true;
+}
+
+/** host:port or socket path of a standalone client; the startup nodes of a Cluster. */
+function addressOf(client: RedisClient): string {
+  if (isCluster(client)) {
+    const nodes = (client as { startupNodes?: readonly unknown[] }).startupNodes ?? [];
+    const named = nodes.map((node) =>
+      typeof node === 'object' && node !== null
+        ? `${(node as { host?: string }).host ?? 'localhost'}:${(node as { port?: number }).port ?? 6379}`
+        : String(node),
+    );
+    return `cluster ${named.join(', ')}`;
+  }
+  const { path, host, port } = client.options as { path?: string; host?: string; port?: number };
+  return path ? path : `${host ?? 'localhost'}:${port ?? 6379}`;
+}
+
+/** The socket of a standalone client (undefined before it first connects). */
+function streamOf(client: RedisClient): { ref(): void; unref(): void } | undefined {
+  return (client as Redis).stream as { ref(): void; unref(): void } | undefined;
 }
 
 function messageOf(error: unknown): string {

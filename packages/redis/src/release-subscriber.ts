@@ -6,7 +6,7 @@ import { isCluster, type RedisClient } from './redis-node.js';
  * channel: the first waiter on a channel SUBSCRIBEs; the subscription lingers for a while after
  * the last one leaves (a lock that is waited for often is not re-subscribed on every wait).
  * Created on first use with `duplicate()`, so it is always ours to close, even for injected
- * clients. ioredis re-subscribes after a reconnect; messages published during the gap are
+ * clients, and dropped once no waiter is left (after the linger). ioredis re-subscribes after a reconnect; messages published during the gap are
  * lost, which the waiters' safety poll and expiry hints cover.
  *
  * On a Redis Cluster the subscriptions are sharded (SSUBSCRIBE, the releases SPUBLISH): each
@@ -114,7 +114,12 @@ export class ReleaseSubscriber {
       if (known.listeners.size > 0 || this.#channels.get(channel) !== known) return;
       this.#channels.delete(channel);
       const connection = this.#closed ? undefined : (this.#connection as Redis | undefined);
-      if (this.#sharded) connection?.sunsubscribe(channel).catch(noop);
+      if (this.#channels.size === 0) {
+        // Nobody waits: drop the connection, so an idle provider keeps no socket (or
+        // reconnect timer) alive; the next waiter opens a new one.
+        connection?.disconnect();
+        this.#connection = undefined;
+      } else if (this.#sharded) connection?.sunsubscribe(channel).catch(noop);
       else connection?.unsubscribe(channel).catch(noop);
     }, this.#lingerMs);
     known.linger.unref();
@@ -141,6 +146,8 @@ export class ReleaseSubscriber {
       enableOfflineQueue: true,
       autoResubscribe: true,
       maxRetriesPerRequest: null,
+      // Reconnect while waiters need it (the command clients of the provider do not).
+      retryStrategy: (times: number) => Math.min(times * 50, 2000),
     };
     const source = this.#source as Redis;
     const connection: RedisClient = this.#sharded

@@ -1,4 +1,5 @@
-import type { ConformanceOptions } from '@lockkit/conformance';
+import type { ConformanceOptions, OutageFaults } from '@lockkit/conformance';
+import { findFreePort, type ServerHandle } from '@lockkit/testkit';
 import { createRedisLockProvider, redisLockKeys } from '../src/index.js';
 import { deleteHold, testLeaseMs, timeScale } from './support.js';
 
@@ -17,13 +18,44 @@ export const goldenKeys: readonly (readonly [string, string])[] = [
   ['{tag}', 'lockkit:{mutex._tag_.ryojdz26y3br7iq7er2p366mqz}'],
 ];
 
-/** Conformance options for a provider on `nodes` (1 = single node, N > 1 = Redlock). */
-export function redisConformance(name: string, nodes: readonly string[]): ConformanceOptions {
+/**
+ * Conformance options for a provider on `servers` (1 = single node, N > 1 = Redlock). With
+ * `controllable` servers (started by the test file, so pausing them disturbs no other file)
+ * the held-lock outage case pauses a majority of them.
+ */
+export async function redisConformance(
+  name: string,
+  servers: readonly ServerHandle[],
+  controllable = false,
+): Promise<ConformanceOptions> {
+  const nodes = servers.map((server) => server.url);
+  const options = { leaseMs: testLeaseMs, commandTimeoutMs: 250 };
+  // Ports where nothing listens: every connection is refused.
+  const deadPorts: number[] = [];
+  for (const _ of nodes) deadPorts.push(await findFreePort());
+  const majority = servers.slice(0, Math.floor(servers.length / 2) + 1);
+  const outage: OutageFaults = {
+    createUnreachableProvider: () =>
+      createRedisLockProvider({
+        ...options,
+        nodes: deadPorts.map((port) => `redis://127.0.0.1:${port}`),
+      }),
+    address: `127.0.0.1:${deadPorts[0]}`,
+    ...(controllable && {
+      interrupt: async () => {
+        for (const server of majority) await server.pause();
+        return async () => {
+          for (const server of majority) await server.resume();
+        };
+      },
+    }),
+  };
   return {
     name,
-    createProvider: () =>
-      createRedisLockProvider({ nodes, leaseMs: testLeaseMs, commandTimeoutMs: 250 }),
-    faults: { loseLock: (handle) => deleteHold(handle, nodes) },
+    createProvider: (providerOptions) =>
+      createRedisLockProvider({ ...providerOptions, ...options, nodes }),
+    leaseMs: testLeaseMs,
+    faults: { loseLock: (handle) => deleteHold(handle, nodes), outage },
     childProvider: {
       module: new URL('./child-provider.ts', import.meta.url).href,
       env: {

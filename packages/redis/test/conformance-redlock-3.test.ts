@@ -1,7 +1,10 @@
 import { describeLockProvider } from '@lockkit/conformance';
-import { inject } from 'vitest';
+import { startRedisServers } from '@lockkit/testkit';
+import { afterAll } from 'vitest';
 import { redisConformance } from './conformance-options.js';
 
-describeLockProvider(
-  redisConformance('redis, Redlock on 3 nodes', inject('lockkitServers').redisUrls.slice(0, 3)),
-);
+// Its own servers: the outage case pauses them, which must not disturb other files.
+const servers = await startRedisServers(3, { useEnvironment: false });
+afterAll(() => Promise.all(servers.map((server) => server.stop())));
+
+describeLockProvider(await redisConformance('redis, Redlock on 3 nodes', servers, true));

@@ -64,6 +64,13 @@ describe('options', () => {
         InvalidArgumentError,
       );
     }
+    // Core's option checks, so the same mistake reads the same on every backend.
+    expect(() => createRedisLockProvider({ leaseMs: 99 })).toThrow(
+      'leaseMs must be an integer from 100 to 2147483647, got 99',
+    );
+    expect(() => createRedisLockProvider({ timeoutMs: 5 } as RedisLockProviderOptions)).toThrow(
+      /^Unknown Redis lock provider option "timeoutMs" \(known options: namespace, nodes,/,
+    );
   });
 
   it('derives defaults from the lease and declares honest capabilities', () => {
@@ -86,6 +93,14 @@ describe('options', () => {
 });
 
 describe('clients', () => {
+  it('runs on the ioredis major under test (LOCKKIT_IOREDIS=6: the ioredis6 alias, RESP3)', async () => {
+    const created = provider();
+    const handle = await created.createLock(unique('major')).tryAcquire();
+    await handle?.release();
+    const options = created.clients[0]!.options as { protocol?: number };
+    expect(options.protocol).toBe(process.env['LOCKKIT_IOREDIS'] === '6' ? 3 : undefined);
+  });
+
   it('never closes an injected client, and works through its keyPrefix (keys and channels)', async () => {
     const prefixed = client({ keyPrefix: 'tenant-a:' });
     const waiterClient = client({ keyPrefix: 'tenant-a:' });

@@ -1,4 +1,4 @@
-import { delay } from '@lockkit/core';
+import { delay } from '@lockkit/core/backend';
 import { type ServerHandle, startRedisServers } from '@lockkit/testkit';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,6 @@
 import { waitFor } from '@lockkit/conformance';
-import { grantBehind, type LockHandle } from '@lockkit/core';
+import type { LockHandle } from '@lockkit/core';
+import { grantBehind } from '@lockkit/core/backend';
 import { Redis } from 'ioredis';
 import { type RedisGrant, redisLockKeys } from '../src/index.js';
 

@@ -12,9 +12,8 @@ export class MissingServerBinaryError extends Error {
   constructor(what: string, debianPackage: DebianPackage, searched: readonly string[]) {
     super(
       `${what} was not found (looked in: ${searched.join(', ')}). ` +
-        `Install the Debian package "${debianPackage}" (apt-get install -y ${debianPackage}), ` +
-        'or run `bash scripts/install-system-deps.sh` from the repository root, which installs ' +
-        'every missing server package.',
+        `Install the Debian package "${debianPackage}" (apt-get install -y ${debianPackage}) ` +
+        'or put the binary on PATH.',
     );
     this.name = 'MissingServerBinaryError';
     this.debianPackage = debianPackage;

@@ -1,4 +1,4 @@
-import { delay } from '@lockkit/core';
+import { delay } from '@lockkit/core/backend';
 
 /**
  * Clean-up that runs after the caller has moved on (a node whose create reply came late, a
@@ -7,7 +7,13 @@ import { delay } from '@lockkit/core';
  */
 export class BackgroundWork {
   readonly #running = new Set<Promise<void>>();
+  readonly #stop = new AbortController();
   #stopping = false;
+
+  /** Aborts when `drain` begins: retry loops sleep on it, so none outlives close(). */
+  get signal(): AbortSignal {
+    return this.#stop.signal;
+  }
 
   /** True once `drain` began: retry loops make their last attempt. */
   get stopping(): boolean {
@@ -25,15 +31,21 @@ export class BackgroundWork {
     void task.finally(() => this.#running.delete(task));
   }
 
-  /** Waits for running work, at most `timeoutMs`. */
+  /** Stops retry loops and waits for running work, at most `timeoutMs`. */
   async drain(timeoutMs: number): Promise<void> {
     this.#stopping = true;
-    const controller = new AbortController();
-    const timeout = delay(timeoutMs, controller.signal).catch(() => undefined);
-    const all = (async () => {
+    this.#stop.abort();
+    await within(timeoutMs, async () => {
       while (this.#running.size > 0) await Promise.all(this.#running);
-    })();
-    await Promise.race([all, timeout]);
-    controller.abort();
+    });
   }
+}
+
+/** Runs `work` and waits for it, at most `timeoutMs` (then it goes on unawaited). */
+export async function within(timeoutMs: number, work: () => Promise<void>): Promise<void> {
+  const controller = new AbortController();
+  const timeout = delay(timeoutMs, controller.signal).catch(() => undefined);
+  const running = work().catch(() => undefined);
+  await Promise.race([running, timeout]);
+  controller.abort();
 }

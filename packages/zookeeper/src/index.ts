@@ -1,3 +1,4 @@
+export { lockParentPath } from './lock-nodes.js';
 export {
   ACQUIRED_MARKER,
   type Decision,
@@ -19,11 +20,7 @@ export type {
   ZooKeeperException,
   ZooKeeperStat,
 } from './zookeeper-client.js';
-export {
-  lockParentPath,
-  type ZooKeeperGrant,
-  ZooKeeperLockBackend,
-} from './zookeeper-lock-backend.js';
+export { type ZooKeeperGrant, ZooKeeperLockBackend } from './zookeeper-lock-backend.js';
 export {
   createZooKeeperLockProvider,
   ZooKeeperLockProvider,

@@ -40,6 +40,12 @@ export class ParentReaper {
     return Promise.resolve();
   }
 
+  /** Forgets every scheduled removal (close, with a server that does not answer). */
+  cancel(): void {
+    for (const timer of this.#pending.values()) clearTimeout(timer);
+    this.#pending.clear();
+  }
+
   /** Removes every scheduled parent now and waits for all removals. */
   async flush(): Promise<void> {
     for (const [parent, timer] of this.#pending) {

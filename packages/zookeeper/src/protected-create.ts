@@ -9,7 +9,7 @@
  * @module
  */
 import { randomUUID } from 'node:crypto';
-import { delay } from '@lockkit/core';
+import { delay } from '@lockkit/core/backend';
 import type { BackgroundWork } from './background-work.js';
 import type { ZkSession } from './zk-session.js';
 import { type CreatedNode, ZkCode, type ZooKeeperAcl, zkCode, zkLong } from './zookeeper-client.js';
@@ -113,7 +113,7 @@ async function retrying<T>(
     } catch (error) {
       const gone = session.lost && session.owned;
       if (gone || background.stopping || attempt >= 10) throw error;
-      await delay(Math.min(100 * 2 ** attempt, 5000));
+      await delay(Math.min(100 * 2 ** attempt, 5000), background.signal);
     }
   }
 }

@@ -1,4 +1,6 @@
 import { channel } from 'node:diagnostics_channel';
+import type { Wakeup } from '@lockkit/core/backend';
+import type { ZkSession } from './zk-session.js';
 import type { ZooKeeperEvent } from './zookeeper-client.js';
 
 /** `node:diagnostics_channel` channels of this package (in addition to core's `lockkit:*`). */
@@ -36,4 +38,24 @@ export function observedWatcher(
     }
     handler(event);
   };
+}
+
+/** Waits for `wake`, the caller giving up, or the session ending — whichever comes first. */
+export async function waitForWake(
+  wake: Wakeup,
+  signal: AbortSignal,
+  session: ZkSession,
+): Promise<void> {
+  const local = new AbortController();
+  const onAbort = (): void => local.abort();
+  signal.addEventListener('abort', onAbort, { once: true });
+  const stopLost = session.onLost(() => local.abort());
+  try {
+    await wake.next(local.signal);
+  } catch {
+    // aborted or session lost: the caller's loop checks which
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    stopLost();
+  }
 }

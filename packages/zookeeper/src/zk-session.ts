@@ -1,32 +1,37 @@
-import { BackendUnavailableError, now } from '@lockkit/core';
-import { shutdownClient, unstickHandshake } from './client-lifecycle.js';
+import { BackendUnavailableError } from '@lockkit/core';
+import { now } from '@lockkit/core/backend';
 import {
-  type CreatedNode,
-  sendCreateWithZxid,
+  isConnected,
+  onConnectFailure,
+  refSocket,
+  serverCountOf,
+  shutdownClient,
+  unstickHandshake,
+} from './client-lifecycle.js';
+import { ConnectionGate } from './connection-gate.js';
+import { type LateReply, ZkOperations } from './zk-operations.js';
+import {
   ZkCode,
-  ZkCreateMode,
-  type ZooKeeperAcl,
   type ZooKeeperClient,
-  type ZooKeeperEvent,
   type ZooKeeperException,
-  type ZooKeeperStat,
   zkCode,
-  zkLong,
+  zookeeperModule,
 } from './zookeeper-client.js';
 
 /** Timing of one session, in ms. */
 export interface SessionTiming {
   /** The session timeout lockkit asked for. */
   readonly sessionTimeoutMs: number;
-  /** Deadline of every request. */
+  /** Deadline of every request (waiting for a connection included). */
   readonly operationTimeoutMs: number;
+  /** How long a request waits for a connection (≤ operationTimeoutMs). */
+  readonly connectTimeoutMs: number;
 }
 
 /** Called once when the session can no longer vouch for its ephemeral nodes. */
 export type SessionLostListener = (reason: string, cause?: unknown) => void;
 
-/** The reply of a request that was abandoned after its deadline (so its effect is unknown). */
-export type LateReply<T> = (error: ZooKeeperException | null | undefined, value: T) => void;
+export type { LateReply } from './zk-operations.js';
 
 /**
  * One ZooKeeper session on one client: promise-returning requests with a deadline each, and
@@ -36,48 +41,65 @@ export type LateReply<T> = (error: ZooKeeperException | null | undefined, value:
  * requested) session timeout, measured from when the last answered request was SENT. A
  * heartbeat request every third of the session timeout keeps that clock fresh.
  */
-export class ZkSession {
+export class ZkSession extends ZkOperations {
   readonly client: ZooKeeperClient;
   /** True when lockkit created the client (and so closes and replaces it). */
   readonly owned: boolean;
+  /** The connect string (host:port[,…][/chroot]). */
+  readonly address: string;
   readonly #timing: SessionTiming;
   readonly #listeners = new Set<SessionLostListener>();
   #lastHeardAt = now();
   #lost: { reason: string; cause: unknown } | undefined;
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
-  /** Requests held until the client is connected (see the constructor). */
-  readonly #gated: (() => void)[] | undefined;
-  #connected = false;
+  /** When a request last went unanswered until its deadline. */
+  #timedOutAt = Number.NEGATIVE_INFINITY;
+  /** Requests are sent only while connected (see {@link ConnectionGate}). */
+  readonly #gate: ConnectionGate;
+  /** Requests sent and not yet answered, failed by `stop()`. */
+  readonly #pending = new Set<(error: unknown) => void>();
+  /** False while the provider is idle: the socket then does not keep the process alive. */
+  #keepAlive = true;
+  #onIdleOffline: (() => void) | undefined;
   readonly #onConnected = (): void => {
     this.#lastHeardAt = now();
-    this.#connected = true;
     clearTimeout(this.#handshakeTimer);
-    for (const start of this.#gated?.splice(0) ?? []) start();
+    if (this.owned && !this.#keepAlive) refSocket(this.client, false);
+    this.#gate.opened();
   };
   readonly #onDisconnected = (): void => {
-    this.#connected = false;
+    this.#gate.closed();
+    if (!this.#keepAlive) this.#onIdleOffline?.();
     this.#watchHandshake();
   };
   #handshakeTimer: NodeJS.Timeout | undefined;
   readonly #onExpired = (): void => this.#lose('the ZooKeeper session expired');
-  readonly #onAuthFailed = (): void => this.#lose('ZooKeeper authentication failed');
+  readonly #onAuthFailed = (): void =>
+    this.#lose(
+      `ZooKeeper at ${this.address} refused the credentials`,
+      zookeeperModule().Exception.create(ZkCode.AUTH_FAILED),
+    );
 
   /**
-   * `holdUntilConnected`: send requests only while connected. node-zookeeper-client re-sends
-   * its credentials on each (re)connect BEHIND requests queued while disconnected, so with
-   * `auth` those would run unauthenticated (and fail with NO_AUTH / INVALID_ACL).
+   * Requests are sent only while connected: node-zookeeper-client would queue them forever
+   * while it reconnects, and it re-sends its credentials on each (re)connect BEHIND requests
+   * queued while disconnected (with `auth`, those would run unauthenticated). `address` is
+   * the connect string, for messages. An owned client must not have connected yet.
    */
-  constructor(
-    client: ZooKeeperClient,
-    owned: boolean,
-    timing: SessionTiming,
-    holdUntilConnected = false,
-  ) {
+  constructor(client: ZooKeeperClient, owned: boolean, timing: SessionTiming, address: string) {
+    super();
     this.client = client;
     this.owned = owned;
+    this.address = address;
     this.#timing = timing;
-    this.#gated = holdUntilConnected ? [] : undefined;
+    const { connectTimeoutMs } = timing;
+    const serverCount = serverCountOf(client);
+    this.#gate = new ConnectionGate(
+      { address, connectTimeoutMs, serverCount },
+      isConnected(client),
+    );
+    if (owned) onConnectFailure(client, (error) => this.#gate.attemptFailed(error));
     client.on('connected', this.#onConnected);
     client.on('disconnected', this.#onDisconnected);
     client.on('expired', this.#onExpired);
@@ -89,6 +111,24 @@ export class ZkSession {
   /** Why the session was lost, or undefined while it is alive. */
   get lost(): { readonly reason: string; readonly cause: unknown } | undefined {
     return this.#lost;
+  }
+
+  /** Connected, not lost, and no request went unanswered since the last reply. */
+  get responsive(): boolean {
+    return this.#gate.connected && !this.#lost && this.#timedOutAt <= this.#lastHeardAt;
+  }
+
+  /**
+   * Whether the session keeps the process alive (an owned client's socket is referenced).
+   * While it does not, a dropped connection calls `onOffline` instead of reconnecting
+   * for nobody: the caller ends the session.
+   */
+  keepAlive(keep: boolean, onOffline: () => void): void {
+    this.#keepAlive = keep;
+    this.#onIdleOffline = onOffline;
+    if (!this.owned) return;
+    if (this.#gate.connected) refSocket(this.client, keep);
+    else if (!keep) onOffline();
   }
 
   /** The effective session timeout: the negotiated one, never more than requested. */
@@ -119,86 +159,13 @@ export class ZkSession {
     this.#lose(reason, cause);
   }
 
-  exists(path: string, watcher?: (event: ZooKeeperEvent) => void): Promise<ZooKeeperStat | null> {
-    return this.request(`exists ${path}`, (done) => this.client.exists(path, watcher, done));
-  }
-
-  getChildren(path: string, watcher?: (event: ZooKeeperEvent) => void): Promise<string[]> {
-    return this.request(`getChildren ${path}`, (done) =>
-      this.client.getChildren(path, watcher, done),
-    );
-  }
-
-  /** The node's data, or null when the node does not exist (then no watch is left behind). */
-  async getData(path: string, watcher?: (event: ZooKeeperEvent) => void): Promise<Buffer | null> {
-    try {
-      const data = await this.request<Buffer | null>(`getData ${path}`, (done) =>
-        this.client.getData(path, watcher, done),
-      );
-      return data ?? Buffer.alloc(0);
-    } catch (error) {
-      if (zkCode(error) === ZkCode.NO_NODE) return null;
-      throw error;
-    }
-  }
-
-  setData(path: string, data: Buffer): Promise<ZooKeeperStat> {
-    return this.request(`setData ${path}`, (done) => this.client.setData(path, data, -1, done));
-  }
-
-  /** Creates a persistent node (a parent). */
-  create(path: string, acl: ZooKeeperAcl[]): Promise<string> {
-    return this.request(`create ${path}`, (done) =>
-      this.client.create(path, undefined, acl, ZkCreateMode.PERSISTENT, done),
-    );
-  }
-
-  /** Creates an ephemeral-sequential node; resolves its path and `czxid`. */
-  createEphemeralSequential(
-    path: string,
-    acl: ZooKeeperAcl[],
-    onLate?: LateReply<CreatedNode | undefined>,
-  ): Promise<CreatedNode> {
-    const mode = ZkCreateMode.EPHEMERAL_SEQUENTIAL;
-    return this.request<CreatedNode | undefined>(
-      `create ${path}`,
-      (done) => {
-        if (sendCreateWithZxid(this.client, path, acl, mode, done)) return;
-        // A client without the library's internals: create, then read the stat.
-        this.client.create(path, undefined, acl, mode, (error, created) => {
-          if (error) return done(error, undefined);
-          this.client.exists(created, undefined, (statError, stat) =>
-            done(
-              statError ?? (stat ? null : noNodeError(created)),
-              stat ? { path: created, czxid: zkLong(stat.czxid) } : undefined,
-            ),
-          );
-        });
-      },
-      onLate,
-    ) as Promise<CreatedNode>;
-  }
-
-  /** Deletes `path`: true if it existed, false if it did not (or, for a parent, had children). */
-  async remove(path: string): Promise<boolean> {
-    try {
-      await this.request<undefined>(`remove ${path}`, (done) =>
-        this.client.remove(path, -1, (error) => done(error, undefined)),
-      );
-      return true;
-    } catch (error) {
-      const code = zkCode(error);
-      if (code === ZkCode.NO_NODE || code === ZkCode.NOT_EMPTY) return false;
-      throw error;
-    }
-  }
-
   /**
-   * Sends one request with a deadline. Rejects with the library's exception (ZooKeeper's
-   * error code in `code`) or, after the deadline, a `BackendUnavailableError`; a reply that
-   * arrives after the deadline goes to `onLate`.
+   * Sends one request (once connected) with a deadline. Rejects with the library's exception
+   * (ZooKeeper's error code in `code`) or a `BackendUnavailableError` (no connection, no
+   * reply in time, the session ended); a reply that arrives after the deadline goes to
+   * `onLate`.
    */
-  request<T>(
+  override request<T>(
     what: string,
     start: (done: (error: ZooKeeperException | null | undefined, value: T) => void) => void,
     onLate?: LateReply<T>,
@@ -206,26 +173,21 @@ export class ZkSession {
     return new Promise<T>((resolve, reject) => {
       let sentAt = now();
       let settled = false;
-      const timer = setTimeout(() => {
-        settled = true;
-        reject(
-          new BackendUnavailableError(
-            `ZooKeeper did not answer ${what} within ${this.#timing.operationTimeoutMs} ms`,
-          ),
-        );
-      }, this.#timing.operationTimeoutMs);
-      timer.unref();
-      const send = (): void => {
+      const fail = (error: unknown): void => {
         if (settled) return;
-        sentAt = now();
-        try {
-          start(reply);
-        } catch (error) {
-          settled = true;
-          clearTimeout(timer);
-          reject(error);
-        }
+        settled = true;
+        clearTimeout(timer);
+        this.#pending.delete(fail);
+        reject(error);
       };
+      const { operationTimeoutMs } = this.#timing;
+      const timer = setTimeout(() => {
+        if (this.#gate.connected) this.#timedOutAt = now();
+        const cause = zookeeperModule().Exception.create(ZkCode.OPERATION_TIMEOUT);
+        const message = `ZooKeeper at ${this.address} did not answer ${what} within ${operationTimeoutMs} ms`;
+        fail(new BackendUnavailableError(message, { cause }));
+      }, operationTimeoutMs);
+      timer.unref();
       const reply = (error: ZooKeeperException | null | undefined, value: T): void => {
         const code = zkCode(error);
         if (!error || (code !== ZkCode.CONNECTION_LOSS && code !== ZkCode.SESSION_EXPIRED)) {
@@ -237,15 +199,27 @@ export class ZkSession {
         }
         settled = true;
         clearTimeout(timer);
+        this.#pending.delete(fail);
         if (error) reject(error);
         else resolve(value);
       };
-      if (this.#gated && !this.#connected) this.#gated.push(send);
-      else send();
+      this.#gate.pass(() => {
+        if (settled) return;
+        sentAt = now();
+        this.#pending.add(fail);
+        try {
+          start(reply);
+        } catch (error) {
+          fail(error);
+        }
+      }, fail);
     });
   }
 
-  /** Stops the heartbeat and detaches from the client; closes it if lockkit owns it. */
+  /**
+   * Stops the heartbeat, fails what is still pending, detaches from the client and closes it
+   * if lockkit owns it (giving a connected server `closeTimeoutMs` to end the session).
+   */
   async stop(closeTimeoutMs: number): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
@@ -256,6 +230,9 @@ export class ZkSession {
     this.client.removeListener('disconnected', this.#onDisconnected);
     this.client.removeListener('expired', this.#onExpired);
     this.client.removeListener('authenticationFailed', this.#onAuthFailed);
+    const closed = this.#ended();
+    this.#gate.failAll(closed);
+    for (const fail of [...this.#pending]) fail(closed);
     if (this.owned) await shutdownClient(this.client, closeTimeoutMs);
   }
 
@@ -267,11 +244,18 @@ export class ZkSession {
     this.#handshakeTimer = unstickHandshake(
       this.client,
       periodMs,
-      () => this.#connected || this.#stopped || this.#lost !== undefined,
+      () => this.#gate.connected || this.#stopped || this.#lost !== undefined,
       (timer) => {
         this.#handshakeTimer = timer;
       },
     );
+  }
+
+  /** What a request gets when the session ended under it (lost, or closed by lockkit). */
+  #ended(): BackendUnavailableError {
+    const reason = this.#lost?.reason ?? 'the ZooKeeper session was closed';
+    const message = reason.includes(this.address) ? reason : `${reason} (${this.address})`;
+    return new BackendUnavailableError(message, { cause: this.#lost?.cause ?? new Error(reason) });
   }
 
   #heard(sentAt: number): void {
@@ -282,6 +266,7 @@ export class ZkSession {
     if (this.#lost || this.#stopped) return;
     this.#lost = { reason, cause };
     clearTimeout(this.#timer);
+    this.#gate.failAll(this.#ended());
     const listeners = [...this.#listeners];
     this.#listeners.clear();
     for (const listener of listeners) listener(reason, cause);
@@ -307,9 +292,3 @@ export class ZkSession {
 }
 
 function noop(): void {}
-
-function noNodeError(path: string): ZooKeeperException {
-  return Object.assign(new Error(`${path} vanished right after its create`), {
-    code: ZkCode.NO_NODE,
-  });
-}

@@ -4,7 +4,9 @@
  *
  * @module
  */
-import { createRequire } from 'node:module';
+import library from 'node-zookeeper-client';
+import exceptions from 'node-zookeeper-client/lib/Exception.js';
+import juteLibrary from 'node-zookeeper-client/lib/jute/index.js';
 
 /** A node's metadata. Long fields are 8-byte big-endian buffers. */
 export interface ZooKeeperStat {
@@ -84,6 +86,8 @@ export interface ZooKeeperModule {
       sessionPassword?: Buffer;
     },
   ): ZooKeeperClient;
+  /** The library's exceptions (`create(code)` builds one like the library's own). */
+  readonly Exception: { create(code: number, path?: string): ZooKeeperException };
   readonly ACL: {
     readonly OPEN_ACL_UNSAFE: ZooKeeperAcl[];
     readonly CREATOR_ALL_ACL: ZooKeeperAcl[];
@@ -100,6 +104,7 @@ export const ZkCode = {
   NODE_EXISTS: -110,
   NOT_EMPTY: -111,
   SESSION_EXPIRED: -112,
+  AUTH_FAILED: -115,
 } as const;
 
 /** Watch event types. */
@@ -109,7 +114,13 @@ export const ZkEvent = { CREATED: 1, DELETED: 2, DATA_CHANGED: 3, CHILDREN_CHANG
 export const ZkCreateMode = { PERSISTENT: 0, EPHEMERAL_SEQUENTIAL: 3 } as const;
 
 /** Internal connection-manager states of the library (`client.connectionManager.state`). */
-export const ZkManagerState = { CONNECTED: 2, CLOSED: -2, SESSION_EXPIRED: -3 } as const;
+export const ZkManagerState = {
+  CONNECTING: 1,
+  CONNECTED: 2,
+  CLOSING: -1,
+  CLOSED: -2,
+  SESSION_EXPIRED: -3,
+} as const;
 
 interface JuteRecord {
   [field: string]: unknown;
@@ -141,8 +152,8 @@ export interface CreatedNode {
   readonly czxid: bigint;
 }
 
+const jute = juteLibrary as JuteModule;
 let loaded: ZooKeeperModule | undefined;
-let jute: JuteModule | undefined;
 
 /**
  * Sends a create and reports the created path with the zxid from the reply header, which for
@@ -163,7 +174,6 @@ export function sendCreateWithZxid(
   const manager = (client as unknown as { connectionManager?: Partial<QueueingManager> })
     .connectionManager;
   if (typeof manager?.queue !== 'function') return false;
-  jute ??= createRequire(import.meta.url)('node-zookeeper-client/lib/jute') as JuteModule;
   const header = new jute.protocol.RequestHeader();
   header['type'] = jute.OP_CODES.CREATE;
   const payload = new jute.protocol.CreateRequest();
@@ -178,12 +188,14 @@ export function sendCreateWithZxid(
   return true;
 }
 
-/** Loads `node-zookeeper-client` (CommonJS) on first use. */
+/**
+ * `node-zookeeper-client` (CommonJS, imported statically so that both module formats and
+ * bundlers find it), with unknown error codes made harmless on first use.
+ */
 export function zookeeperModule(): ZooKeeperModule {
   if (!loaded) {
-    const require = createRequire(import.meta.url);
-    tolerateUnknownErrorCodes(require('node-zookeeper-client/lib/Exception.js'));
-    loaded = require('node-zookeeper-client') as ZooKeeperModule;
+    tolerateUnknownErrorCodes(exceptions as ExceptionModule);
+    loaded = library as ZooKeeperModule;
   }
   return loaded;
 }

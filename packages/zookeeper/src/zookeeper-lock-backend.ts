@@ -1,25 +1,23 @@
+import type { Capabilities } from '@lockkit/core';
 import {
-  BackendUnavailableError,
-  type Capabilities,
   type Grant,
   type LockBackend,
-  type LockKind,
   type LockRequest,
   now,
-  readableKey,
   type WaitContext,
   Wakeup,
-} from '@lockkit/core';
-import { BackgroundWork } from './background-work.js';
+} from '@lockkit/core/backend';
+import { BackgroundWork, within } from './background-work.js';
+import { ensureParent, lockParentPath, unavailable } from './lock-nodes.js';
 import { ACQUIRED_MARKER, decide, nodePrefixes, queueOf } from './lock-recipes.js';
 import { OwnNodeWatch } from './own-node-watch.js';
 import { ParentReaper } from './parent-reaper.js';
 import { createProtected, removeNode } from './protected-create.js';
 import { SessionSupervisor } from './session-supervisor.js';
-import { observedWatcher } from './watch-events.js';
+import { observedWatcher, waitForWake } from './watch-events.js';
 import type { ZkSession } from './zk-session.js';
-import { ZkCode, type ZooKeeperAcl, zkCode, zookeeperModule } from './zookeeper-client.js';
-import type { ResolvedZooKeeperOptions } from './zookeeper-options.js';
+import { type ZooKeeperAcl, zookeeperModule } from './zookeeper-client.js';
+import { type ResolvedZooKeeperOptions, zookeeperCapabilities } from './zookeeper-options.js';
 
 /** A ZooKeeper grant: our ephemeral-sequential node and the session that owns it. */
 export interface ZooKeeperGrant extends Grant {
@@ -51,6 +49,8 @@ export class ZooKeeperLockBackend implements LockBackend<ZooKeeperGrant> {
   readonly #background = new BackgroundWork();
   readonly #inflight = new Set<Promise<unknown>>();
   readonly #reaper: ParentReaper;
+  /** Ends the "in use" mark of each grant (see SessionSupervisor.use). */
+  readonly #holds = new WeakMap<ZooKeeperGrant, () => void>();
 
   constructor(options: ResolvedZooKeeperOptions) {
     this.#options = options;
@@ -63,17 +63,7 @@ export class ZooKeeperLockBackend implements LockBackend<ZooKeeperGrant> {
       spinDelayMs: options.spinDelayMs,
     });
     this.#reaper = new ParentReaper(options.parentCleanupDelayMs, () => this.sessions.peek());
-    this.capabilities = {
-      crossProcess: true,
-      leases: false,
-      fifo: true,
-      // Node deleted: one round trip. Session gone: the heartbeat's deadline, i.e. at most
-      // the session timeout after the last reply, plus timer and scheduling slack.
-      lostDetectionMs: options.sessionTimeoutMs + 1000,
-      // The server expires a dead holder's session within the session timeout plus one
-      // tickTime (≤ 2 s by default); the next waiter's watch then fires.
-      abandonedReleaseMs: options.sessionTimeoutMs + 3000,
-    };
+    this.capabilities = zookeeperCapabilities(options);
   }
 
   /** The lock's parent node: `<basePath>/<family>.<readable name>.<hash>`. */
@@ -82,16 +72,29 @@ export class ZooKeeperLockBackend implements LockBackend<ZooKeeperGrant> {
   }
 
   tryAcquire(request: LockRequest, wait: WaitContext): Promise<ZooKeeperGrant | null> {
+    const done = this.sessions.use();
     const attempt = this.#acquire(request, wait);
     this.#inflight.add(attempt);
-    void attempt.finally(() => this.#inflight.delete(attempt)).catch(() => undefined);
+    void attempt
+      .then((grant) => {
+        if (grant) this.#holds.set(grant, this.sessions.use());
+      })
+      .finally(() => {
+        done();
+        this.#inflight.delete(attempt);
+      })
+      .catch(() => undefined);
     return attempt;
   }
 
   async release(_request: LockRequest, grant: ZooKeeperGrant): Promise<boolean> {
     grant.watch.detach();
     const { session } = grant;
-    if (session.lost && session.owned) return false; // the node ended with the session
+    const held = this.#holds.get(grant);
+    if (session.lost && session.owned) {
+      held?.();
+      return false; // the node ended with the session
+    }
     try {
       const removing = session.remove(grant.path);
       // Sent after our delete; with a delay of 0 the release also waits for it.
@@ -100,9 +103,13 @@ export class ZooKeeperLockBackend implements LockBackend<ZooKeeperGrant> {
       await tidying;
       return removed;
     } catch (error) {
-      if (session.lost && session.owned) return false;
-      this.#background.run(() => removeNode(session, grant.path, this.#background));
-      throw unavailable('release', error);
+      // Thrown even if the session ended meanwhile: core reports the loss through the signal.
+      if (!session.lost) {
+        this.#background.run(() => removeNode(session, grant.path, this.#background));
+      }
+      throw unavailable('release', error, session.address);
+    } finally {
+      held?.();
     }
   }
 
@@ -111,20 +118,47 @@ export class ZooKeeperLockBackend implements LockBackend<ZooKeeperGrant> {
     grant: ZooKeeperGrant,
     lose: (reason: string, cause?: unknown) => void,
   ): () => void {
-    const stopSession = grant.session.onLost(lose);
-    grant.watch.attach(lose);
+    const lost = (reason: string, cause?: unknown): void => {
+      this.#holds.get(grant)?.(); // nothing is held any more
+      lose(reason, cause);
+    };
+    const stopSession = grant.session.onLost(lost);
+    grant.watch.attach(lost);
     return () => {
       stopSession();
       grant.watch.detach();
     };
   }
 
+  /**
+   * Within the operation timeout: a server that answers gets the clean-up (attempts delete
+   * their nodes, empty parents are removed, the session is closed); one that does not is
+   * left alone, and the client is stopped without it (its ephemeral nodes end with the
+   * session on the server).
+   */
   async close(): Promise<void> {
-    // Core aborted every wait; each attempt deletes its node before it settles.
-    while (this.#inflight.size > 0) await Promise.allSettled(this.#inflight);
-    await this.#background.drain(this.#options.operationTimeoutMs);
-    await this.#reaper.flush();
-    await this.sessions.close();
+    const closing = this.sessions.use(); // keep the process alive until close() is done
+    try {
+      await this.#close();
+    } finally {
+      closing();
+    }
+  }
+
+  async #close(): Promise<void> {
+    const deadline = now() + this.#options.operationTimeoutMs;
+    const left = (): number => Math.max(0, deadline - now());
+    if (this.sessions.peek()?.responsive) {
+      // Core aborted every wait; each attempt deletes its node before it settles.
+      await within(left(), async () => {
+        while (this.#inflight.size > 0) await Promise.allSettled(this.#inflight);
+        await this.#reaper.flush();
+      });
+    }
+    this.#reaper.cancel();
+    const background = this.#background.drain(left());
+    await this.sessions.close(left());
+    await background;
   }
 
   async #acquire(request: LockRequest, wait: WaitContext): Promise<ZooKeeperGrant | null> {
@@ -134,7 +168,7 @@ export class ZooKeeperLockBackend implements LockBackend<ZooKeeperGrant> {
       try {
         session = this.sessions.current();
       } catch (error) {
-        throw unavailable('acquire', error);
+        throw unavailable('acquire', error, this.sessions.address);
       }
       try {
         return await this.#acquireOn(session, request, wait);
@@ -142,8 +176,10 @@ export class ZooKeeperLockBackend implements LockBackend<ZooKeeperGrant> {
         if (wait.signal.aborted) return null;
         const sessionEnded = error instanceof SessionGone || session.lost !== undefined;
         const retry = sessionEnded && round < 3 && now() < wait.deadline;
-        if (!retry)
-          throw unavailable('acquire', error instanceof SessionGone ? error.cause : error);
+        if (!retry) {
+          const cause = error instanceof SessionGone ? error.cause : error;
+          throw unavailable('acquire', cause, session.address);
+        }
       }
     }
   }
@@ -160,7 +196,7 @@ export class ZooKeeperLockBackend implements LockBackend<ZooKeeperGrant> {
       parent,
       prefix: nodePrefixes[request.kind],
       acl: this.#acl,
-      ensureParent: () => this.#ensureParent(session, parent),
+      ensureParent: () => ensureParent(session, parent, this.#options, this.#acl),
       background: this.#background,
     });
     // Pipelined behind the create (one session's requests run in order), so the first
@@ -232,6 +268,11 @@ export class ZooKeeperLockBackend implements LockBackend<ZooKeeperGrant> {
   /** Deletes our node after giving up (and the parent if that left it empty). */
   async #withdraw(session: ZkSession, path: string, parent: string): Promise<void> {
     if (session.lost && session.owned) return;
+    if (!session.responsive) {
+      // Do not hold the caller up on a server that does not answer: retry in the background.
+      this.#background.run(() => removeNode(session, path, this.#background));
+      return;
+    }
     try {
       const removing = session.remove(path);
       void this.#reaper.schedule(parent); // never rejects
@@ -240,72 +281,8 @@ export class ZooKeeperLockBackend implements LockBackend<ZooKeeperGrant> {
       this.#background.run(() => removeNode(session, path, this.#background));
     }
   }
-
-  async #ensureParent(session: ZkSession, parent: string): Promise<void> {
-    const paths: string[] = [];
-    if (!this.#options.assumePathExists && this.#options.basePath !== '/') {
-      const parts = this.#options.basePath.split('/');
-      for (let i = 2; i <= parts.length; i++) paths.push(parts.slice(0, i).join('/'));
-    }
-    paths.push(parent);
-    for (const node of paths) {
-      try {
-        await session.create(node, this.#acl);
-      } catch (error) {
-        const code = zkCode(error);
-        if (code === ZkCode.NODE_EXISTS) continue;
-        if (code === ZkCode.NO_NODE && this.#options.assumePathExists) {
-          throw new BackendUnavailableError(
-            `the base path ${this.#options.basePath} does not exist (assumePathExists is set)`,
-            { cause: error },
-          );
-        }
-        throw error;
-      }
-    }
-  }
-}
-
-/**
- * The parent node of a lock (name→key mapping version 1, pinned by tests):
- * `<basePath>/<family>.<readable part of the name>.<base32 SHA-256 of namespace, family, name>`.
- */
-export function lockParentPath(
-  basePath: string,
-  namespace: string,
-  kind: LockKind,
-  name: string,
-): string {
-  const key = readableKey(namespace, kind, name, { maxLength: 200 });
-  return basePath === '/' ? `/${key}` : `${basePath}/${key}`;
-}
-
-/** Waits for `wake`, the caller giving up, or the session ending — whichever comes first. */
-async function waitForWake(wake: Wakeup, signal: AbortSignal, session: ZkSession): Promise<void> {
-  const local = new AbortController();
-  const onAbort = (): void => local.abort();
-  signal.addEventListener('abort', onAbort, { once: true });
-  const stopLost = session.onLost(() => local.abort());
-  try {
-    await wake.next(local.signal);
-  } catch {
-    // aborted or session lost: the caller's loop checks which
-  } finally {
-    signal.removeEventListener('abort', onAbort);
-    stopLost();
-  }
 }
 
 function gone(reason: string, cause?: unknown): SessionGone {
   return new SessionGone(reason, { cause: cause ?? new Error(reason) });
-}
-
-function unavailable(what: string, error: unknown): unknown {
-  if (BackendUnavailableError.isInstance(error)) return error;
-  const code = zkCode(error);
-  const detail = error instanceof Error ? error.message : String(error);
-  return new BackendUnavailableError(
-    `ZooKeeper ${what} failed: ${detail}${code === undefined ? '' : ` (code ${code})`}`,
-    { cause: error },
-  );
 }

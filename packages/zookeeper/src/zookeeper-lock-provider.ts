@@ -1,4 +1,5 @@
-import { delay, grantBehind, type LockHandle, LockProvider } from '@lockkit/core';
+import type { LockHandle } from '@lockkit/core';
+import { delay, grantBehind, LockProvider } from '@lockkit/core/backend';
 import { shutdownClient } from './client-lifecycle.js';
 import { type ZooKeeperClient, zookeeperModule } from './zookeeper-client.js';
 import { type ZooKeeperGrant, ZooKeeperLockBackend } from './zookeeper-lock-backend.js';

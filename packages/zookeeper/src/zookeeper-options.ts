@@ -1,11 +1,11 @@
+import { type Capabilities, InvalidArgumentError } from '@lockkit/core';
 import {
   booleanOption,
   checkOptionKeys,
-  InvalidArgumentError,
   type LockProviderOptions,
   numberOption,
   stringOption,
-} from '@lockkit/core';
+} from '@lockkit/core/backend';
 import type { ZooKeeperAcl, ZooKeeperClient } from './zookeeper-client.js';
 
 /** Credentials for `addAuthInfo`, e.g. `{ scheme: 'digest', auth: 'user:password' }`. */
@@ -56,6 +56,15 @@ export interface ZooKeeperLockProviderOptions extends LockProviderOptions {
    */
   readonly operationTimeoutMs?: number | undefined;
   /**
+   * How long a request waits for a connection to ZooKeeper, in ms, before it fails with
+   * `BackendUnavailableError` (a server that accepts connections but does not answer, an
+   * address that drops packets). A refused connection or an unknown host fails at once, once
+   * every server of the connect string was tried. At most `operationTimeoutMs`, which also
+   * bounds the wait for a connection.
+   * @defaultValue 5000, or `operationTimeoutMs` if that is shorter
+   */
+  readonly connectTimeoutMs?: number | undefined;
+  /**
    * Upper bound of the random pause between reconnect rounds, in ms (client option `spinDelay`).
    * @defaultValue 200
    */
@@ -90,6 +99,7 @@ export interface ResolvedZooKeeperOptions {
   readonly assumePathExists: boolean;
   readonly sessionTimeoutMs: number;
   readonly operationTimeoutMs: number;
+  readonly connectTimeoutMs: number;
   readonly spinDelayMs: number;
   readonly parentCleanupDelayMs: number;
   readonly acl: readonly ZooKeeperAcl[] | undefined;
@@ -104,6 +114,7 @@ const known = [
   'assumePathExists',
   'sessionTimeoutMs',
   'operationTimeoutMs',
+  'connectTimeoutMs',
   'spinDelayMs',
   'parentCleanupDelayMs',
   'acl',
@@ -138,6 +149,19 @@ export function resolveOptions(options: ZooKeeperLockProviderOptions): ResolvedZ
     );
   }
   const assumePathExists = booleanOption('assumePathExists', options.assumePathExists, false);
+  const operationTimeoutMs = numberOption('operationTimeoutMs', options.operationTimeoutMs, {
+    default: sessionTimeoutMs,
+    min: 1,
+  });
+  const connectTimeoutMs = numberOption('connectTimeoutMs', options.connectTimeoutMs, {
+    default: Math.min(5000, operationTimeoutMs),
+    min: 1,
+  });
+  if (connectTimeoutMs > operationTimeoutMs) {
+    throw new InvalidArgumentError(
+      `connectTimeoutMs (${connectTimeoutMs}) must not exceed operationTimeoutMs (${operationTimeoutMs}), which also bounds the wait for a connection`,
+    );
+  }
   const acl = options.acl;
   if (acl !== undefined && (!Array.isArray(acl) || acl.length === 0)) {
     throw new InvalidArgumentError('acl must be a non-empty array of ACL entries');
@@ -149,10 +173,8 @@ export function resolveOptions(options: ZooKeeperLockProviderOptions): ResolvedZ
     basePath: basePath(stringOption('basePath', options.basePath, '/lockkit')),
     assumePathExists,
     sessionTimeoutMs,
-    operationTimeoutMs: numberOption('operationTimeoutMs', options.operationTimeoutMs, {
-      default: sessionTimeoutMs,
-      min: 1,
-    }),
+    operationTimeoutMs,
+    connectTimeoutMs,
     spinDelayMs: numberOption('spinDelayMs', options.spinDelayMs, { default: 200, min: 0 }),
     parentCleanupDelayMs: numberOption('parentCleanupDelayMs', options.parentCleanupDelayMs, {
       default: 1000,
@@ -208,4 +230,23 @@ function credentials(entry: ZooKeeperAuth): { scheme: string; auth: Buffer } {
   if (entry.auth instanceof Uint8Array)
     return { scheme: entry.scheme, auth: Buffer.from(entry.auth) };
   throw new InvalidArgumentError('auth must be a string or bytes');
+}
+
+/** What a ZooKeeper provider with these options promises (see docs/contract.md). */
+export function zookeeperCapabilities(options: ResolvedZooKeeperOptions): Capabilities {
+  return {
+    crossProcess: true,
+    leases: false,
+    fifo: true,
+    // Node deleted: one round trip. Session gone: the heartbeat's deadline, i.e. at most
+    // the session timeout after the last reply, plus timer and scheduling slack.
+    lostDetectionMs: options.sessionTimeoutMs + 1000,
+    // The server expires a dead holder's session within the session timeout plus one
+    // tickTime (≤ 2 s by default); the next waiter's watch then fires.
+    abandonedReleaseMs: options.sessionTimeoutMs + 3000,
+    // A refused connection or an unknown host fails at once; a server that does not
+    // complete the handshake, at the connect timeout; every request, the wait for a
+    // connection included, at the operation timeout (≥ the connect timeout).
+    unavailableMs: options.operationTimeoutMs + 250,
+  };
 }

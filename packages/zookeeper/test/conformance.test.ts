@@ -1,17 +1,37 @@
 import { describeLockProvider } from '@lockkit/conformance';
+import { findFreePort, startZooKeeper } from '@lockkit/testkit';
+import { afterAll } from 'vitest';
 import { lockParentPath, ZooKeeperLockProvider } from '../src/index.js';
-import { testProvider, zookeeperUrl } from './support.js';
+import { testProvider } from './support.js';
 
-const url = zookeeperUrl();
+// A server of this file's own: the outage cases pause it, which must not disturb the other
+// test files running on the shared one.
+const server = await startZooKeeper({ tickTimeMs: 200, useEnvironment: false });
+afterAll(async () => {
+  await server.resume();
+  await server.stop();
+});
+const url = server.url;
+// Nothing listens here, so every connection is refused.
+const unreachable = `127.0.0.1:${await findFreePort()}`;
 
 describeLockProvider({
   name: 'zookeeper',
-  createProvider: () => testProvider(url),
+  createProvider: (options) => testProvider(url, options),
   faults: {
     // Delete the holder's node as an operator would; the handle is not told.
     loseLock: async (handle, provider) => {
       if (!(provider instanceof ZooKeeperLockProvider)) throw new TypeError('not ZooKeeper');
       await provider.loseLock(handle);
+    },
+    outage: {
+      createUnreachableProvider: () => testProvider(unreachable),
+      address: unreachable,
+      // Freeze the server (SIGSTOP): connections stay open and nothing answers.
+      interrupt: async () => {
+        await server.pause();
+        return () => server.resume();
+      },
     },
   },
   childProvider: {

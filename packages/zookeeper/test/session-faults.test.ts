@@ -1,4 +1,5 @@
-import { delay, LockLostError } from '@lockkit/core';
+import { LockLostError } from '@lockkit/core';
+import { delay } from '@lockkit/core/backend';
 import { type ServerHandle, startZooKeeper } from '@lockkit/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ZooKeeperLockProvider } from '../src/index.js';

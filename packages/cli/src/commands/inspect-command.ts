@@ -1,17 +1,14 @@
 import { type LockUrl, parseLockUrl, redactUrl } from 'lockkit';
-import type { InspectCommand, LockTarget } from '../cli-arguments.js';
 import { exitCodes } from '../exit-codes.js';
-import { inspectFile } from '../inspect/file-inspector.js';
 import { formatReport, type InspectReport } from '../inspect/inspect-report.js';
-import { inspectMySql } from '../inspect/mysql-inspector.js';
-import { inspectPostgres } from '../inspect/postgres-inspector.js';
+import type { InspectCommand, LockTarget } from '../invocation.js';
 import type { Output } from '../output.js';
 
 const cannotTell: Readonly<Record<string, string>> = {
   redis:
-    'Redis stores only a random token per holder, not who it is. To see whether the lock is free, try it: lockkit run <url> <name> --timeout 0 -- true (exit 75: held)',
+    'Redis stores only a random token per holder, not who it is. To see whether the lock is free, try it: lockkit run <url> <name> -n -- true (exit 75: held)',
   zookeeper:
-    'ZooKeeper knows only the session id of the holder’s node, and lockkit inspect does not read ZooKeeper yet. Try the lock instead: lockkit run <url> <name> --timeout 0 -- true (exit 75: held)',
+    'ZooKeeper knows only the session id of the holder’s node, and lockkit inspect does not read ZooKeeper yet. Try the lock instead: lockkit run <url> <name> -n -- true (exit 75: held)',
   memory: 'in-memory locks live inside one process; no other process can see them',
 };
 
@@ -28,7 +25,8 @@ export async function inspectCommand(inspect: InspectCommand, output: Output): P
   return exitCodes.ok;
 }
 
-function inspectBackend(
+/** Asks the backend; each inspector is loaded only when its backend is asked. */
+async function inspectBackend(
   resolved: LockUrl,
   name: string,
   target: LockTarget,
@@ -36,14 +34,20 @@ function inspectBackend(
 ): Promise<InspectReport> {
   const options = resolved.providerOptions;
   switch (resolved.backend) {
-    case 'file':
+    case 'file': {
+      const { inspectFile } = await import('../inspect/file-inspector.js');
       return inspectFile(options, name, target, lock);
-    case 'postgres':
+    }
+    case 'postgres': {
+      const { inspectPostgres } = await import('../inspect/postgres-inspector.js');
       return inspectPostgres(options, name, target, lock);
-    case 'mysql':
+    }
+    case 'mysql': {
+      const { inspectMySql } = await import('../inspect/mysql-inspector.js');
       return inspectMySql(options, name, target, lock);
+    }
     default:
-      return Promise.resolve({
+      return {
         backend: resolved.backend,
         lock,
         canTell: false,
@@ -51,7 +55,7 @@ function inspectBackend(
         holders: [],
         waiters: [],
         notes: [],
-      });
+      };
   }
 }
 

@@ -1,6 +1,7 @@
 import { createLockProvider, type LockHandle, LockTimeoutError, redactUrl } from 'lockkit';
-import type { RunCommand } from '../cli-arguments.js';
 import { exitCodes } from '../exit-codes.js';
+import { timeoutMessage } from '../failure.js';
+import type { RunCommand } from '../invocation.js';
 import { keepAlive } from '../keep-alive.js';
 import { type Acquirer, acquirerFor } from '../lock-target.js';
 import type { Output } from '../output.js';
@@ -20,8 +21,9 @@ class SignalledWhileWaiting extends Error {
 /**
  * `lockkit run`: takes the lock, runs the command with the fencing token in its environment,
  * passes termination signals on, stops the command if the lock is lost, releases the lock
- * once the command has ended, and returns the exit status (see `exitCodes`). Errors it does
- * not handle (bad URL, backend unavailable, timeout) are thrown for `main` to report.
+ * once the command has ended, and returns the exit status (see `exitCodes`; when the lock
+ * could not be taken in time, `run.conflictExitCode`). Errors it does not handle (bad URL,
+ * backend unavailable) are thrown for `main` to report.
  */
 export async function runCommand(run: RunCommand, output: Output): Promise<number> {
   const provider = await createLockProvider(run.url);
@@ -45,6 +47,10 @@ export async function runCommand(run: RunCommand, output: Output): Promise<numbe
       if (error instanceof SignalledWhileWaiting) {
         output.say(`${error.message}; the command did not run`);
         return signalExitCode(error.signal);
+      }
+      if (LockTimeoutError.isInstance(error)) {
+        output.say(timeoutMessage(error));
+        return run.conflictExitCode;
       }
       throw error;
     } finally {

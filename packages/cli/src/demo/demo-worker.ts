@@ -18,6 +18,12 @@ try {
   await buyUntilSoldOut(provider, Number(worker), storePath, (event) => {
     process.stdout.write(`${JSON.stringify(event)}\n`);
   });
+} catch (error) {
+  // One line, not a stack trace: the demo's own process reports that this worker failed.
+  process.stderr.write(
+    `lockkit: demo worker ${worker}: ${error instanceof Error ? error.message : String(error)}\n`,
+  );
+  process.exitCode = 1;
 } finally {
   stopKeepingAlive();
   await provider.close();

@@ -48,7 +48,14 @@ async function runWorkers(url: string, storePath: string, events: WorkerEvent[])
     }
   }
   const backend = probe.backend;
-  await probe.close();
+  try {
+    // Reach the server once here, so that a server that is down is one error of this process
+    // (exit 69), not one from every worker.
+    const handle = await probe.createLock('inventory').tryAcquire({ timeout: 0 });
+    await handle?.release();
+  } finally {
+    await probe.close();
+  }
   const workers: ChildProcess[] = [];
   let ready = 0;
   const exits = await Promise.allSettled(

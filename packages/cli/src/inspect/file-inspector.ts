@@ -1,19 +1,17 @@
-import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { hostname } from 'node:os';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { base32, type LockKind } from 'lockkit';
-import type { LockTarget } from '../cli-arguments.js';
+import { BackendUnavailableError, type LockKind } from 'lockkit';
+import type { LockTarget } from '../invocation.js';
 import { importBeside } from './import-beside.js';
 import type { Holder, InspectReport } from './inspect-report.js';
 
 interface FileBackendModule {
   keyDirName(namespace: string, kind: LockKind, name: string): string;
   fencingCounterOf(names: readonly string[]): bigint | undefined;
+  readonly hostTag: string;
 }
 
 /** The host tag `@lockkit/file` writes into marker names (`<pid>.<host tag>.<random>.<n>`). */
-const thisHostTag = base32(createHash('sha256').update(hostname()).digest()).slice(0, 6);
 
 /**
  * Reads the lock directory as `@lockkit/file` lays it out (see its README): the markers name
@@ -27,17 +25,18 @@ export async function inspectFile(
   target: LockTarget,
   lock: string,
 ): Promise<InspectReport> {
-  const { keyDirName, fencingCounterOf } = await importBeside<FileBackendModule>(
+  const { keyDirName, fencingCounterOf, hostTag } = await importBeside<FileBackendModule>(
     'file',
     '@lockkit/file',
   );
   const directory = String(options['directory']);
+  checkLockDirectory(directory);
   const namespace = typeof options['namespace'] === 'string' ? options['namespace'] : '';
   const leaseMs = typeof options['leaseMs'] === 'number' ? options['leaseMs'] : 30_000;
   const keyDirectory = join(directory, keyDirName(namespace, target.kind, name));
   const now = Date.now();
   const markerAt = (path: string, role: string, heartbeat = path): Holder | undefined =>
-    describeMarker(path, heartbeat, role, now, leaseMs);
+    describeMarker(path, heartbeat, role, now, leaseMs, hostTag);
   const holders: Holder[] = [];
   const notes: string[] = [];
   if (target.kind === 'mutex') {
@@ -89,6 +88,7 @@ function describeMarker(
   role: string,
   now: number,
   leaseMs: number,
+  thisHostTag: string,
 ): Holder | undefined {
   let modified: number;
   try {
@@ -123,32 +123,47 @@ function isRunning(pid: number): boolean {
   }
 }
 
-function list(directory: string): string[] {
+/**
+ * The lock directory of the URL must exist: `lockkit run` creates it, so a missing one is a
+ * wrong URL, not a free lock.
+ */
+function checkLockDirectory(directory: string): void {
+  let isDirectory: boolean;
   try {
-    return readdirSync(directory);
-  } catch {
-    return [];
+    isDirectory = statSync(directory).isDirectory();
+  } catch (error) {
+    throw new BackendUnavailableError(
+      isMissing(error)
+        ? `Lock directory ${directory} does not exist (lockkit creates it on first use: is the URL right?)`
+        : `Cannot read lock directory ${directory}`,
+      { cause: error },
+    );
+  }
+  if (!isDirectory) {
+    throw new BackendUnavailableError(`Lock directory ${directory} is not a directory`);
   }
 }
 
-/**
- * The fencing counter (read as `@lockkit/file` reads it), or the record in the `fence` file of
- * lockkit versions before it.
- */
+/** The entries of `directory`; none if it does not exist (that lock was never taken). */
+function list(directory: string): string[] {
+  try {
+    return readdirSync(directory);
+  } catch (error) {
+    if (isMissing(error)) return [];
+    throw new BackendUnavailableError(`Cannot read ${directory}`, { cause: error });
+  }
+}
+
+function isMissing(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
+/** The fencing counter, read as `@lockkit/file` reads it. */
 function lastFencingToken(
   keyDirectory: string,
   fencingCounterOf: FileBackendModule['fencingCounterOf'],
 ): string | undefined {
   const last = fencingCounterOf(list(keyDirectory));
-  if (last !== undefined) return String(last);
-  const legacy = readText(join(keyDirectory, 'fence'))?.trim();
-  return legacy && /^\d+$/.test(legacy) ? String(BigInt(legacy)) : undefined;
-}
-
-function readText(path: string): string | undefined {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return undefined;
-  }
+  return last === undefined ? undefined : String(last);
 }

@@ -1,7 +1,11 @@
 import type { LockKind } from 'lockkit';
-import type { LockTarget } from '../cli-arguments.js';
+import type { LockTarget } from '../invocation.js';
 import { importBeside } from './import-beside.js';
 import type { Holder, InspectReport } from './inspect-report.js';
+import { addressOf, askServer } from './server-error.js';
+
+/** ms to wait for the server to connect. */
+const serverTimeoutMs = 10_000;
 
 interface MySqlBackendModule {
   lockKeys(request: {
@@ -13,12 +17,15 @@ interface MySqlBackendModule {
 }
 
 interface MySqlConnection {
+  on(event: 'error', listener: (error: Error) => void): void;
   query(sql: string, values: unknown[]): Promise<[unknown, unknown]>;
   end(): Promise<void>;
 }
 
 interface MySqlModule {
-  default: { createConnection(uri: string): Promise<MySqlConnection> };
+  default: {
+    createConnection(config: { uri: string; connectTimeout: number }): Promise<MySqlConnection>;
+  };
 }
 
 interface ProcessRow {
@@ -58,23 +65,31 @@ export async function inspectMySql(
               'reader',
             ]),
           ];
-  const connection = await mysql.default.createConnection(String(options['connection']));
+  const uri = String(options['connection']);
+  const address = addressOf(uri, 3306);
+  const connection = await askServer('MySQL', address, () =>
+    mysql.default.createConnection({ uri, connectTimeout: serverTimeoutMs }),
+  );
+  // An 'error' event without a listener would crash the process; the queries report it.
+  connection.on('error', () => {});
   const holders: Holder[] = [];
+  const ask = <T>(sql: string, values: unknown[]): Promise<T> =>
+    askServer('MySQL', address, async () => (await connection.query(sql, values))[0] as T);
   try {
-    const [owners] = (await connection.query(
+    const owners = await ask<Record<string, number | null>[]>(
       `SELECT ${roles.map((_, index) => `IS_USED_LOCK(?) AS k${index}`).join(', ')}`,
       roles.map(([key]) => key),
-    )) as [Record<string, number | null>[], unknown];
+    );
     const row = owners[0] ?? {};
     const held = roles.flatMap(([, role], index) => {
       const id = row[`k${index}`];
       return id === null || id === undefined ? [] : [{ role, id: Number(id) }];
     });
     if (held.length === 0) return report(lock, []);
-    const [rows] = (await connection.query(
+    const rows = await ask<ProcessRow[]>(
       'SELECT ID, USER, HOST, DB, TIME FROM information_schema.PROCESSLIST WHERE ID IN (?)',
       [held.map(({ id }) => id)],
-    )) as [ProcessRow[], unknown];
+    );
     for (const { role, id } of held) {
       const row = rows.find((candidate) => Number(candidate.ID) === id);
       holders.push({
@@ -91,7 +106,7 @@ export async function inspectMySql(
       });
     }
   } finally {
-    await connection.end();
+    await connection.end().catch(() => {});
   }
   return report(lock, holders);
 }

@@ -1,7 +1,11 @@
 import type { LockKind } from 'lockkit';
-import type { LockTarget } from '../cli-arguments.js';
+import type { LockTarget } from '../invocation.js';
 import { importBeside } from './import-beside.js';
 import type { Holder, InspectReport } from './inspect-report.js';
+import { addressOf, askServer } from './server-error.js';
+
+/** ms to wait for the server to connect and to answer. */
+const serverTimeoutMs = 10_000;
 
 interface PostgresBackendModule {
   advisoryKey(namespace: string, kind: LockKind, name: string): bigint;
@@ -9,13 +13,20 @@ interface PostgresBackendModule {
 }
 
 interface PgClient {
+  on(event: 'error', listener: (error: Error) => void): void;
   connect(): Promise<void>;
   query(sql: string, values: unknown[]): Promise<{ rows: LockRow[] }>;
   end(): Promise<void>;
 }
 
 interface PgModule {
-  default: { Client: new (config: { connectionString: string }) => PgClient };
+  default: {
+    Client: new (config: {
+      connectionString: string;
+      connectionTimeoutMillis: number;
+      query_timeout: number;
+    }) => PgClient;
+  };
 }
 
 interface LockRow {
@@ -57,14 +68,22 @@ export async function inspectPostgres(
     target.kind === 'semaphore'
       ? Array.from({ length: target.maxCount }, (_, slot) => keys.slotKey(base, slot))
       : [base];
-  const client = new pg.default.Client({ connectionString: String(options['connection']) });
-  await client.connect();
+  const connectionString = String(options['connection']);
+  const address = addressOf(connectionString, 5432);
+  const client = new pg.default.Client({
+    connectionString,
+    connectionTimeoutMillis: serverTimeoutMs,
+    query_timeout: serverTimeoutMs,
+  });
+  // An 'error' event without a listener would crash the process; the calls report it.
+  client.on('error', () => {});
   let rows: LockRow[];
   try {
+    await askServer('PostgreSQL', address, () => client.connect());
     const signed = all.map((key) => BigInt.asIntN(64, key).toString());
-    ({ rows } = await client.query(locksSql, [signed]));
+    ({ rows } = await askServer('PostgreSQL', address, () => client.query(locksSql, [signed])));
   } finally {
-    await client.end();
+    await client.end().catch(() => {});
   }
   const role = (row: LockRow): string =>
     !row.granted

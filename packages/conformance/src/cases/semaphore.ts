@@ -1,4 +1,4 @@
-import { delay } from '@lockkit/core';
+import { delay } from '@lockkit/core/backend';
 import { describe, expect, it } from 'vitest';
 import type { Fixture } from '../support.js';
 

@@ -1,7 +1,9 @@
 /**
  * Child-process side of the cross-process cases: `node holder.js <module> <export> <kind>
  * <maxCount> <name>`. Acquires, prints `{"event":"acquired","fencingToken":"…"}`, waits for
- * "release" on stdin, releases, prints `{"event":"released","held":…}` and exits.
+ * "release" on stdin, releases, closes the provider, prints `{"event":"released","held":…}` and
+ * exits — or, with LOCKKIT_HOLDER_NATURAL_EXIT=1, lets the process end by itself (it must:
+ * after release() and close() nothing of the provider's may keep it alive).
  */
 import type { ILockProvider, LockHandle, LockKind } from '@lockkit/core';
 
@@ -39,6 +41,7 @@ async function main(): Promise<void> {
   const held = await handle.release();
   await provider.close();
   say({ event: 'released', held });
+  if (process.env['LOCKKIT_HOLDER_NATURAL_EXIT'] === '1') return; // stdin is done: nothing left
   process.exit(0);
 }
 

@@ -13,6 +13,11 @@ export interface ChildHolder {
   release(): Promise<boolean>;
   /** SIGKILLs the child (no cleanup of any kind) and waits for it to exit. */
   kill(): Promise<void>;
+  /**
+   * With `naturalExit`: whether the child, after `release()` (which also closed its provider),
+   * exited by itself within `timeoutMs` (it is SIGKILLed otherwise).
+   */
+  exitsWithin(timeoutMs: number): Promise<boolean>;
 }
 
 interface ChildMessage {
@@ -33,6 +38,7 @@ export async function spawnHolder(
   name: string,
   spec: LockSpec,
   timeoutMs: number,
+  options: { readonly naturalExit?: boolean } = {},
 ): Promise<ChildHolder> {
   const moduleUrl = child.module.startsWith('file:')
     ? child.module
@@ -50,7 +56,14 @@ export async function spawnHolder(
       String(spec.maxCount),
       name,
     ],
-    { env: { ...process.env, ...child.env }, stdio: ['pipe', 'pipe', 'pipe'] },
+    {
+      env: {
+        ...process.env,
+        ...child.env,
+        ...(options.naturalExit && { LOCKKIT_HOLDER_NATURAL_EXIT: '1' }),
+      },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    },
   );
   let stderr = '';
   process_.stderr?.on('data', (chunk: Buffer) => {
@@ -107,7 +120,32 @@ export async function spawnHolder(
     await kill();
     throw new Error(`child holder failed: ${String(first.message ?? JSON.stringify(first))}`);
   }
-  return holderOf(process_, BigInt(String(first.fencingToken)), next, kill);
+  const exitsWithin = async (ms: number): Promise<boolean> => {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), ms);
+    });
+    const exitedAlone = await Promise.race([exited.then(() => true as const), timedOut]);
+    clearTimeout(timer);
+    if (!exitedAlone) await kill();
+    return exitedAlone;
+  };
+  const holder = holderOf(process_, BigInt(String(first.fencingToken)), next, kill);
+  return options.naturalExit
+    ? { ...holder, release: () => releaseOnly(process_, next), exitsWithin }
+    : { ...holder, exitsWithin };
+}
+
+/** Asks the child to release and close, and leaves it running (it should end by itself). */
+async function releaseOnly(
+  child: ChildProcess,
+  next: () => Promise<ChildMessage>,
+): Promise<boolean> {
+  child.stdin?.end('release\n');
+  const message = await next();
+  if (message.event !== 'released')
+    throw new Error(`child holder failed: ${String(message.message)}`);
+  return message.held === true;
 }
 
 function holderOf(
@@ -115,7 +153,7 @@ function holderOf(
   fencingToken: bigint,
   next: () => Promise<ChildMessage>,
   kill: () => Promise<void>,
-): ChildHolder {
+): Omit<ChildHolder, 'exitsWithin'> {
   return {
     pid: child.pid!,
     fencingToken,

@@ -1,4 +1,4 @@
-import { brandError, isLockError, type LockErrorCode } from './lock-error.js';
+import { brandError, brandedInstanceOf, isLockError, type LockErrorCode } from './lock-error.js';
 
 /**
  * A bad argument (timeout out of range, maxCount not a positive integer, a name that is not
@@ -17,5 +17,16 @@ export class InvalidArgumentError extends RangeError {
 
   static isInstance(value: unknown): value is InvalidArgumentError {
     return isLockError(value, 'INVALID_ARGUMENT');
+  }
+
+  /** `instanceof` that also matches an `InvalidArgumentError` from another copy of core. */
+  static override [Symbol.hasInstance]<T>(
+    this: new (
+      ...args: never[]
+    ) => T,
+    value: unknown,
+  ): value is T {
+    // biome-ignore lint/complexity/noThisInStatic: `this` is the class (or subclass) on the right of instanceof
+    return brandedInstanceOf(this, value);
   }
 }

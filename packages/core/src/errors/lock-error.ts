@@ -58,4 +58,30 @@ export class LockError extends Error implements LockErrorFields {
   static isInstance(value: unknown): value is LockError {
     return isLockError(value);
   }
+
+  /**
+   * Makes `instanceof` work across copies of `@lockkit/core` (its ESM and CommonJS builds
+   * loaded side by side, or two installed versions): an error from another copy is an
+   * instance of this class or subclass when its `isInstance` says so (brand and `code`).
+   * Subclasses without their own `isInstance` (your own) keep plain prototype checks.
+   */
+  static override [Symbol.hasInstance]<T>(
+    this: new (
+      ...args: never[]
+    ) => T,
+    value: unknown,
+  ): value is T {
+    // biome-ignore lint/complexity/noThisInStatic: `this` is the class (or subclass) on the right of instanceof
+    return brandedInstanceOf(this, value);
+  }
+}
+
+/** `instanceof` for lockkit error classes: the prototype chain, else brand and `code`. */
+export function brandedInstanceOf(type: Function, value: unknown): boolean {
+  if (Function.prototype[Symbol.hasInstance].call(type, value)) return true;
+  if (!Object.hasOwn(type, 'isInstance')) return false;
+  const isInstance = (type as { isInstance?: unknown }).isInstance;
+  if (typeof isInstance !== 'function' || isInstance.call(type, value) !== true) return false;
+  // InvalidArgumentError is a RangeError, not a LockError, in every copy.
+  return type !== LockError || (value as LockErrorFields).code !== 'INVALID_ARGUMENT';
 }

@@ -26,6 +26,7 @@ const memoryCapabilities: Capabilities = {
   fifo: true,
   lostDetectionMs: 0,
   abandonedReleaseMs: Number.POSITIVE_INFINITY,
+  unavailableMs: 0, // no server to lose
 };
 
 /**

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { int64Key } from '@lockkit/core';
+import { int64Key } from '@lockkit/core/backend';
 import pg from 'pg';
 import type { Contender, LockClient } from '../contender.js';
 

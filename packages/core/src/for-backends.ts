@@ -1,0 +1,54 @@
+/**
+ * `@lockkit/core/backend`: what a backend author needs and an application does not — the
+ * backend contract (`LockBackend` and its types), the `LockProvider` that wraps a backend,
+ * the versioned name → key helpers and their memo, option checks, timing helpers, and the
+ * grant behind a handle (for fault hooks). Applications import `@lockkit/core` (or `lockkit`).
+ *
+ * @module
+ */
+export type {
+  Grant,
+  LeaseInfo,
+  LockBackend,
+  LockRequest,
+  ReleaseWatch,
+  WaitContext,
+} from './backend.js';
+export {
+  base32,
+  int64Key,
+  KEY_MAPPING_VERSION,
+  type KeyFamily,
+  keyFamily,
+  memoizeKeys,
+  nameDigest,
+  type ReadableKeyOptions,
+  readableKey,
+} from './keys.js';
+export { grantOf } from './lock-handle.js';
+export { LockProvider, type LockProviderOptions } from './lock-provider.js';
+export { MemoryBackend, type MemoryGrant } from './memory/memory-lock-provider.js';
+export { grantBehind } from './name-prefix.js';
+export {
+  booleanOption,
+  checkOptionKeys,
+  type NumberOptionRule,
+  numberOption,
+  stringOption,
+} from './option-validation.js';
+export {
+  type Deadline,
+  DeadlineTimer,
+  delay,
+  jitter,
+  now,
+  untilAborted,
+  Wakeup,
+} from './timing.js';
+export {
+  type ValidAcquireOptions,
+  validateAcquireOptions,
+  validateMaxCount,
+  validateName,
+  validateTimeout,
+} from './validation.js';
