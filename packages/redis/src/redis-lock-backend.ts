@@ -26,7 +26,7 @@ import type { RedisNode } from './redis-node.js';
 import { RedisNodeSet, type Votes } from './redis-node-set.js';
 import { clockDriftMs, semaphoreQuorumOf } from './redlock-quorum.js';
 import { ReleaseSubscriber } from './release-subscriber.js';
-import { isGrant, isGrantVote, isYes, ran, refusalHintMs } from './script-replies.js';
+import { grantsAt, isGrant, isGrantVote, isYes, ran, refusalHintMs } from './script-replies.js';
 import { WaiterWakeup } from './waiter-wakeup.js';
 import { noMarker, WriterMarkers } from './writer-markers.js';
 
@@ -87,7 +87,8 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
       lostDetectionMs: boundMs,
       abandonedReleaseMs: boundMs,
       // Every command, the wait for its connection included, is cut off at the command
-      // timeout; a Redlock acquire sends two rounds (the scripts, then the fence raise).
+      // timeout; a Redlock acquire sends up to two rounds (the scripts, then a fence raise when
+      // the granting nodes' counters disagree).
       unavailableMs: (options.nodes.length > 1 ? 2 : 1) * options.commandTimeoutMs + 250,
     });
   }
@@ -142,11 +143,12 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
         );
       }
       const fenceFloor = this.#nodes.size > 1 ? String(fencingToken) : '';
-      if (this.#nodes.size > 1) {
-        // Lift the fence to our token on a quorum BEFORE handing the token out. Any later
-        // quorum overlaps this one, so the next grant counts past us even if this holder
-        // vanishes before it ever extends or releases (found by the chaos run: after a
-        // minority restarted empty, tokens repeated or went back).
+      if (this.#nodes.size > 1 && grantsAt(votes, fencingToken) < quorum) {
+        // A quorum must count at least our token BEFORE the token is handed out. Any later
+        // quorum overlaps it, so the next grant counts past us even if this holder vanishes
+        // before it ever extends or releases (found by the chaos run: after a minority
+        // restarted empty, tokens repeated or went back). In the steady state the granting
+        // nodes' counters agree and already are that quorum; only lagging ones are lifted.
         const raise = extendCall(request, keys, token, leaseMs, fenceFloor);
         const raised = await this.#nodes.vote(quorum, raise, ran);
         const lifted = raised.filter((vote) => vote?.ok === true && ran(vote.value)).length;

@@ -16,3 +16,12 @@ export const ran = (reply: unknown): boolean => reply === 1 || reply === 0;
 export function isGrantVote(vote: Votes[number]): boolean {
   return vote?.ok === true && isGrant(vote.value);
 }
+
+/** How many nodes granted with exactly `token`: their fencing counters stand at it. */
+export function grantsAt(votes: Votes, token: bigint): number {
+  let count = 0;
+  for (const vote of votes) {
+    if (vote?.ok && isGrant(vote.value) && BigInt(vote.value) === token) count += 1;
+  }
+  return count;
+}

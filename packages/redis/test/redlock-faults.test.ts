@@ -137,6 +137,65 @@ describe('Redlock under faults', () => {
     }
   });
 
+  it('a Redlock grant is one round when the granting counters agree; a lagging node in the quorum is lifted before the token is handed out', async () => {
+    const name = 'fence-one-round';
+    const { fence } = redisLockKeys('', 'mutex', name);
+    const raw = servers.map((server) => new Redis(server.url, { lazyConnect: false }));
+    // Script calls (EVALSHA, or EVAL after a NOSCRIPT) each node has served so far.
+    const scriptCalls = (): Promise<number[]> =>
+      Promise.all(
+        raw.map(async (client) => {
+          const stats = await client.info('commandstats');
+          let calls = 0;
+          for (const match of stats.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+)/gm)) {
+            calls += Number(match[1]);
+          }
+          return calls;
+        }),
+      );
+    const a = createRedisLockProvider({
+      nodes: servers.map((server) => server.url),
+      leaseMs: testLeaseMs,
+      commandTimeoutMs,
+      autoExtend: false,
+    });
+    try {
+      await warm(a);
+      // Every node has run the warm-up's release script (its key is gone everywhere).
+      const warmUp = redisLockKeys('', 'mutex', 'warm-up').lock;
+      await eventually(
+        async () => (await Promise.all(raw.map((c) => c.exists(warmUp)))).every((n) => n === 0),
+        1000,
+      );
+      await Promise.all(raw.map((client) => client.set(fence, '7')));
+      const before = await scriptCalls();
+      const steady = await a.createLock(name).acquire({ timeout: 2000 });
+      const after = await scriptCalls();
+      expect(steady.fencingToken).toBe(8n);
+      // The acquire script on a quorum (the third may still be running it), and no
+      // fence-raising script after it anywhere.
+      const served = after.map((calls, index) => calls - before[index]!);
+      expect(Math.max(...served), `script calls per node: ${served.join(', ')}`).toBe(1);
+      expect(served.filter((calls) => calls === 1).length).toBeGreaterThanOrEqual(2);
+      await steady.release();
+      // Node 2 lags (a restart lost its counter); node 0 is paused, so the quorum is 1 and 2.
+      await raw[2]!.set(fence, '3');
+      await servers[0]!.pause();
+      try {
+        const lifted = await a.createLock(name).acquire({ timeout: 2000 });
+        expect(lifted.fencingToken).toBe(9n);
+        // Read the moment the token is ours: node 2 already counts it.
+        expect(BigInt((await raw[2]!.get(fence)) ?? '0')).toBeGreaterThanOrEqual(9n);
+        await lifted.release();
+      } finally {
+        await servers[0]!.resume();
+      }
+    } finally {
+      await a.close();
+      for (const client of raw) client.disconnect();
+    }
+  });
+
   it('a paused majority: acquire({ timeout }) rejects at its deadline and tryAcquire() at once with BackendUnavailableError, acquire() waits it out, no phantom lock', async () => {
     const [p1, p2] = [provider(), provider()];
     const name = 'paused-majority';
