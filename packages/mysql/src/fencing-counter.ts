@@ -69,7 +69,7 @@ class OnDemand {
 }
 
 /**
- * The default: a counter table, one row per lock base, bumped by
+ * A counter table (`fencing: 'table'`; the default on MySQL), one row per lock base, bumped by
  * `INSERT … ON DUPLICATE KEY UPDATE t = LAST_INSERT_ID(t + 1)` and never deleted. Tokens count
  * 1, 2, 3, … per lock, across holders, releases, kills and server restarts (the row is as
  * durable as the server's InnoDB commits). Works on MySQL and MariaDB; costs a write per grant.
@@ -81,7 +81,7 @@ export class FencingTable implements FencingCounter {
   readonly #acquireSql = new Map<string, string>();
   readonly #nextSql: string;
 
-  constructor(table: string) {
+  constructor(table = 'lockkit_fencing_tokens') {
     this.#table = quoted(table);
     this.#onDemand = new OnDemand(
       ER_NO_SUCH_TABLE,
@@ -122,7 +122,7 @@ export class FencingTable implements FencingCounter {
 }
 
 /**
- * MariaDB only: one `SEQUENCE` (cached, so most draws write nothing) shared by every lock.
+ * MariaDB only (`fencing: 'sequence'`; the default on MariaDB): one `SEQUENCE` (cached, so most draws write nothing) shared by every lock.
  * Tokens strictly increase per lock (they increase globally) across restarts, since a restart
  * skips the rest of the cached block; they are not consecutive per lock.
  */
@@ -132,7 +132,7 @@ export class FencingSequence implements FencingCounter {
   /** The acquire statement per condition (the algorithms use a few fixed ones). */
   readonly #acquireSql = new Map<string, string>();
 
-  constructor(sequence: string) {
+  constructor(sequence = 'lockkit_fencing_sequence') {
     this.#sequence = quoted(sequence);
     this.#onDemand = new OnDemand(
       ER_UNKNOWN_SEQUENCES,
@@ -165,6 +165,39 @@ export class FencingSequence implements FencingCounter {
       connection.query<{ token: number | string }[]>(`SELECT NEXTVAL(${this.#sequence}) AS token`);
     const rows = await this.#onDemand.run(connection, send(), send);
     return tokenOf(rows[0]?.token ?? 0);
+  }
+}
+
+/**
+ * `fencing: 'auto'`: the sequence on a MariaDB session that has sequences (10.3+), the table
+ * on any other server. Every session of a provider talks to the same server, so one provider
+ * (and every provider on that server) always draws from the same source.
+ */
+export class FencingByServer implements FencingCounter {
+  readonly #table: FencingTable;
+  readonly #sequence: FencingSequence;
+
+  constructor(name: string | undefined) {
+    this.#table = new FencingTable(name);
+    this.#sequence = new FencingSequence(name);
+  }
+
+  acquireAndCount(
+    connection: LockConnection,
+    base: string,
+    condition: string,
+    values: readonly SqlValue[],
+    mode: StatementMode,
+  ): Promise<bigint | undefined> {
+    return this.#of(connection).acquireAndCount(connection, base, condition, values, mode);
+  }
+
+  next(connection: LockConnection, base: string): Promise<bigint> {
+    return this.#of(connection).next(connection, base);
+  }
+
+  #of(connection: LockConnection): FencingCounter {
+    return connection.sequences ? this.#sequence : this.#table;
   }
 }
 

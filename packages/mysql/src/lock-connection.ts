@@ -29,6 +29,8 @@ export class LockConnection {
   readonly id: number;
   /** MariaDB (has `KILL QUERY ID`) rather than MySQL. */
   readonly mariadb: boolean;
+  /** MariaDB 10.3+ (has `SEQUENCE`s). */
+  readonly sequences: boolean;
   /** Keys held by grants on this session (each at most once). */
   readonly held: Set<string> = new Set();
   /** Lock bases with an attempt in flight on this session. */
@@ -63,6 +65,8 @@ export class LockConnection {
     this.#raw = raw;
     this.id = session.id;
     this.mariadb = /mariadb/i.test(session.version);
+    const [major = 0, minor = 0] = session.version.split('.').map(Number);
+    this.sequences = this.mariadb && (major > 10 || (major === 10 && minor >= 3));
     this.#keepalive = keepalive;
     this.#onGone = onGone;
     raw.on('error', this.#onError);

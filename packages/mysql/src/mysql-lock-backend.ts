@@ -7,7 +7,12 @@ import {
   type WaitContext,
 } from '@lockkit/core/backend';
 import { ownConnections, pooledConnections } from './connection-sources.js';
-import { FencingSequence, FencingTable } from './fencing-counter.js';
+import {
+  FencingByServer,
+  type FencingCounter,
+  FencingSequence,
+  FencingTable,
+} from './fencing-counter.js';
 import type { AlgorithmContext, Held, LockAlgorithm } from './lock-algorithm.js';
 import type { LockConnection } from './lock-connection.js';
 import { LockConnections } from './lock-connections.js';
@@ -73,10 +78,7 @@ export class MySqlLockBackend implements LockBackend<MySqlGrant> {
     });
     this.#context = {
       connections: this.connections,
-      fencing:
-        options.fencing === 'sequence'
-          ? new FencingSequence(options.fencingTable)
-          : new FencingTable(options.fencingTable),
+      fencing: fencingCounter(options),
       maxReaders: options.maxReaders,
       safetyPollMs: options.safetyPollMs,
     };
@@ -198,4 +200,10 @@ export class MySqlLockBackend implements LockBackend<MySqlGrant> {
     connection.hold(held.key);
     return { fencingToken: held.token, connection, key: held.key, wake: held.wake };
   }
+}
+
+function fencingCounter({ fencing, fencingTable }: ResolvedMySqlOptions): FencingCounter {
+  if (fencing === 'table') return new FencingTable(fencingTable);
+  if (fencing === 'sequence') return new FencingSequence(fencingTable);
+  return new FencingByServer(fencingTable);
 }

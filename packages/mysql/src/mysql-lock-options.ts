@@ -67,14 +67,17 @@ export interface MySqlLockProviderOptions extends LockProviderOptions {
    */
   readonly sessionTimeoutSeconds?: number | undefined;
   /**
-   * Where fencing tokens come from. `'table'`: a counter row per lock in `fencingTable`
-   * (`INSERT … ON DUPLICATE KEY UPDATE t = LAST_INSERT_ID(t + 1)`; MySQL and MariaDB; one
-   * InnoDB write per grant). `'sequence'`: one cached MariaDB `SEQUENCE` named `fencingTable`
-   * shared by all locks (MariaDB 10.3+; tokens increase but are not consecutive per lock;
-   * nearly free). Every client of a lock must use the same source.
-   * @defaultValue 'table'
+   * Where fencing tokens come from. `'sequence'`: one cached MariaDB `SEQUENCE` shared by all
+   * locks (MariaDB 10.3+; tokens strictly increase per lock but are not consecutive; a draw
+   * writes to disk once per 1000 tokens, and a restart skips the rest of the cached block, so
+   * tokens never go back). `'table'`: a counter row per lock (`INSERT … ON DUPLICATE KEY
+   * UPDATE t = LAST_INSERT_ID(t + 1)`; MySQL and MariaDB; tokens count 1, 2, 3 … per lock; one
+   * InnoDB commit, so one log flush on a durable server, per grant). `'auto'`: the sequence on
+   * MariaDB 10.3+, the table elsewhere (decided per server). Every client of a lock must end
+   * up with the same source.
+   * @defaultValue 'auto'
    */
-  readonly fencing?: 'table' | 'sequence' | undefined;
+  readonly fencing?: 'auto' | 'table' | 'sequence' | undefined;
   /**
    * The fencing table (one row per lock, never deleted) or sequence, created on demand in the
    * connection's database. May be qualified: `schema.name`.
@@ -106,8 +109,9 @@ export interface ResolvedMySqlOptions {
   readonly keepaliveIntervalMs: number;
   readonly keepaliveTimeoutMs: number;
   readonly sessionTimeoutSeconds: number;
-  readonly fencing: 'table' | 'sequence';
-  readonly fencingTable: string;
+  readonly fencing: 'auto' | 'table' | 'sequence';
+  /** Undefined: each source's default name. */
+  readonly fencingTable: string | undefined;
   readonly maxReaders: number;
   readonly safetyPollMs: number;
 }
@@ -146,16 +150,15 @@ export function resolveMySqlOptions(options: MySqlLockProviderOptions): Resolved
     );
   }
   const namespace = stringOption('namespace', options.namespace, '');
-  const fencing = options.fencing ?? 'table';
-  if (fencing !== 'table' && fencing !== 'sequence') {
-    throw new InvalidArgumentError("`fencing` must be 'table' or 'sequence'");
+  const fencing = options.fencing ?? 'auto';
+  if (fencing !== 'auto' && fencing !== 'table' && fencing !== 'sequence') {
+    throw new InvalidArgumentError("`fencing` must be 'auto', 'table' or 'sequence'");
   }
-  const fencingTable = stringOption(
-    'fencingTable',
-    options.fencingTable,
-    fencing === 'table' ? 'lockkit_fencing_tokens' : 'lockkit_fencing_sequence',
-  );
-  if (!tableName.test(fencingTable)) {
+  const fencingTable =
+    options.fencingTable === undefined
+      ? undefined
+      : stringOption('fencingTable', options.fencingTable, '');
+  if (fencingTable !== undefined && !tableName.test(fencingTable)) {
     throw new InvalidArgumentError(
       '`fencingTable` must be a table name ([A-Za-z0-9_$], optionally schema-qualified)',
     );

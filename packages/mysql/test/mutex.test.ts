@@ -178,14 +178,18 @@ describe('GET_LOCK mutex on MariaDB', () => {
     const [a, b] = [uniqueName('fence-a'), uniqueName('fence-b')];
     const tokens: bigint[] = [];
     for (let round = 0; round < 3; round++) {
-      const locks = createMySqlLockProvider({ connection: mysqlUrl(), fencingTable: table });
+      const locks = createMySqlLockProvider({
+        connection: mysqlUrl(),
+        fencing: 'table',
+        fencingTable: table,
+      });
       const handle = await locks.createLock(a).acquire();
       tokens.push(handle.fencingToken);
       await handle.release();
       await locks.close();
     }
     expect(tokens).toEqual([1n, 2n, 3n]);
-    const other = await provider({ fencingTable: table }).createLock(b).acquire();
+    const other = await provider({ fencing: 'table', fencingTable: table }).createLock(b).acquire();
     expect(other.fencingToken).toBe(1n);
     await other.release();
     const rows = await adminQuery<{ k: Buffer; t: number }[]>(
@@ -215,6 +219,27 @@ describe('GET_LOCK mutex on MariaDB', () => {
     );
     expect(rows).toEqual([{ type: 'SEQUENCE' }]);
     await adminQuery(`DROP SEQUENCE \`${sequence}\``);
+  });
+
+  it("the default fencing ('auto') draws from the sequence on MariaDB 10.3+ and never writes the table", async () => {
+    const name = `auto_${Math.random().toString(36).slice(2, 10)}`;
+    const locks = provider({ fencingTable: name });
+    const [a, b] = [uniqueName('auto-a'), uniqueName('auto-b')];
+    const tokens: bigint[] = [];
+    for (const lock of [a, b, a]) {
+      const handle = await locks.createLock(lock).acquire();
+      tokens.push(handle.fencingToken);
+      await handle.release();
+    }
+    // One counter for all locks: the second lock's first token is past the first lock's.
+    expect(tokens[1]!).toBeGreaterThan(tokens[0]!);
+    expect(tokens[2]!).toBeGreaterThan(tokens[1]!);
+    const rows = await adminQuery<{ type: string }[]>(
+      'SELECT TABLE_TYPE AS type FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?',
+      [name],
+    );
+    expect(rows).toEqual([{ type: 'SEQUENCE' }]);
+    await adminQuery(`DROP SEQUENCE \`${name}\``);
   });
 
   it('validates options before any I/O', () => {

@@ -29,6 +29,16 @@ export interface Lab {
   stop(): Promise<void>;
 }
 
+/** PostgreSQL's own defaults where the test kit trades durability for speed. */
+const durablePostgres = {
+  fsync: 'on',
+  full_page_writes: 'on',
+  wal_level: 'replica',
+  max_wal_senders: '10',
+};
+/** MariaDB's own defaults where the test kit trades durability for speed. */
+const durableMariaDb = ['--innodb-flush-log-at-trx-commit=1', '--innodb-doublewrite=1'];
+
 /** Redlock node count: 3 for the bench (the common deployment), 5 for chaos (kill 2 of 5). */
 const redlockNodes: Readonly<Record<LabPurpose, number>> = { bench: 3, chaos: 5 };
 
@@ -42,6 +52,8 @@ const redlockNodes: Readonly<Record<LabPurpose, number>> = { bench: 3, chaos: 5 
  * - `redlock`: independent nodes without persistence (Redlock's "delayed restart" model).
  * - `postgres`: for the bench with room for 10 000 advisory locks on one connection.
  * - `zookeeper`: tickTime 200 ms so chaos can use 2 s sessions.
+ * - The bench runs PostgreSQL, MariaDB and ZooKeeper with their durable defaults (fsync on
+ *   commit), as users run them; chaos keeps the test kit's faster settings.
  */
 export async function startLab(backends: readonly BackendId[], purpose: LabPurpose): Promise<Lab> {
   const wants = (backend: BackendId): boolean => backends.includes(backend);
@@ -63,6 +75,7 @@ export async function startLab(backends: readonly BackendId[], purpose: LabPurpo
     started.push(...(Array.isArray(result) ? result : [result]));
     return result;
   };
+  const durable = purpose === 'bench';
   const persistence =
     purpose === 'chaos' ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ([] as string[]);
   const results = await Promise.allSettled([
@@ -78,14 +91,22 @@ export async function startLab(backends: readonly BackendId[], purpose: LabPurpo
             ...always,
             settings:
               purpose === 'bench'
-                ? { max_locks_per_transaction: '256', max_connections: '300' }
+                ? { ...durablePostgres, max_locks_per_transaction: '256', max_connections: '300' }
                 : {},
           }),
         )
       : Promise.resolve(undefined),
-    wants('mysql') ? track(startMariaDb(always)) : Promise.resolve(undefined),
+    wants('mysql')
+      ? track(startMariaDb({ ...always, extraArguments: durable ? durableMariaDb : [] }))
+      : Promise.resolve(undefined),
     wants('zookeeper')
-      ? track(startZooKeeper({ ...always, tickTimeMs: 200 }))
+      ? track(
+          startZooKeeper({
+            ...always,
+            tickTimeMs: 200,
+            extraConfig: durable ? { forceSync: 'yes' } : {},
+          }),
+        )
       : Promise.resolve(undefined),
   ]);
   const failure = results.find((result) => result.status === 'rejected');
