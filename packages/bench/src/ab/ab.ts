@@ -1,0 +1,138 @@
+/**
+ * `bash scripts/ab.sh <git-ref>` (which builds that ref's workspace in a scratch worktree and
+ * runs `pnpm --filter @lockkit/bench ab <its directory>`): an interleaved A/B of the packages
+ * at a git ref (A, the baseline) against this checkout's build (B), on the same throwaway
+ * servers, in one process, through each package's public factory — so it compares whole
+ * changes (core policy and backend I/O together), the way a user upgrading would see them.
+ *
+ * Each round runs, in rotated order, a slice of uncontended acquire+release and one handoff
+ * (a waiter on a second provider, timed from the holder's release to the grant) for A, B and
+ * A again (A′, the noise control: the same code as A, its own providers). Per-round ratios
+ * to A are reported as median (IQR): B/A is the change, A′/A is what identical code scatters.
+ * The servers run with their durable defaults, as in `pnpm bench`.
+ * Knobs: AB_ROUNDS (40), AB_SLICE_MS (30), AB_BACKENDS (redis,redlock,postgres,mysql).
+ */
+
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { ILockProvider } from '@lockkit/core';
+import { createMySqlLockProvider } from '@lockkit/mysql';
+import { createPostgresLockProvider } from '@lockkit/postgres';
+import { createRedisLockProvider } from '@lockkit/redis';
+import type { BackendId } from '../backends/backend-ids.js';
+import { type Lab, startLab } from '../backends/lab.js';
+import { quantile } from '../support/statistics.js';
+
+type Factories = {
+  readonly createRedisLockProvider: (options: { nodes: string[] }) => ILockProvider;
+  readonly createPostgresLockProvider: (options: { connection: string }) => ILockProvider;
+  readonly createMySqlLockProvider: (options: { connection: string }) => ILockProvider;
+};
+
+const baselineDir = process.argv[2];
+if (!baselineDir) {
+  console.error('usage: ab <baseline workspace directory (built)>');
+  process.exit(64);
+}
+const fromBaseline = async (name: string): Promise<Record<string, unknown>> =>
+  import(pathToFileURL(join(baselineDir, 'packages', name, 'dist', 'index.js')).href);
+const baseline = {
+  ...(await fromBaseline('redis')),
+  ...(await fromBaseline('postgres')),
+  ...(await fromBaseline('mysql')),
+} as unknown as Factories;
+const current: Factories = {
+  createRedisLockProvider: createRedisLockProvider as Factories['createRedisLockProvider'],
+  createPostgresLockProvider: createPostgresLockProvider as Factories['createPostgresLockProvider'],
+  createMySqlLockProvider: createMySqlLockProvider as Factories['createMySqlLockProvider'],
+};
+const rounds = Number(process.env['AB_ROUNDS'] ?? 40);
+const sliceMs = Number(process.env['AB_SLICE_MS'] ?? 30);
+const backends = (process.env['AB_BACKENDS'] ?? 'redis,redlock,postgres,mysql').split(',');
+
+/** A provider of one build on one backend of the lab. */
+function open(build: Factories, backend: string, lab: Lab): ILockProvider {
+  const urls = lab.serversOf(backend as BackendId).map((server) => server.url);
+  if (backend === 'redis' || backend === 'redlock')
+    return build.createRedisLockProvider({ nodes: urls });
+  if (backend === 'postgres') return build.createPostgresLockProvider({ connection: urls[0]! });
+  return build.createMySqlLockProvider({ connection: urls[0]! });
+}
+
+/** Uncontended acquire+release per second on `provider`, over one slice. */
+async function uncontended(provider: ILockProvider, name: string): Promise<number> {
+  const lock = provider.createLock(name);
+  const started = performance.now();
+  let count = 0;
+  while (performance.now() - started < sliceMs) {
+    const handle = await lock.acquire({ timeout: 5_000 });
+    await handle.release();
+    count += 1;
+  }
+  return (count * 1000) / (performance.now() - started);
+}
+
+/** ms from the holder's release to the waiter's grant. */
+async function handoff(a: ILockProvider, b: ILockProvider, name: string): Promise<number> {
+  const held = await a.createLock(name).acquire({ timeout: 5_000 });
+  let released = 0;
+  const waiter = b
+    .createLock(name)
+    .acquire({ timeout: 10_000 })
+    .then((handle) => {
+      const ms = performance.now() - released;
+      return handle.release().then(() => ms);
+    });
+  await new Promise((resolve) => setTimeout(resolve, 20)); // let the waiter settle into its wait
+  released = performance.now();
+  await held.release();
+  return waiter;
+}
+
+function summary(values: number[], scale = 1, digits = 0): string {
+  const sorted = [...values].sort((x, y) => x - y);
+  const at = (q: number) => (quantile(sorted, q) * scale).toFixed(digits);
+  return `${at(0.5)} (${at(0.25)}–${at(0.75)})`;
+}
+
+async function compare(backend: string, lab: Lab): Promise<string> {
+  const builds = [baseline, current, baseline];
+  const pairs = builds.map((build) => [open(build, backend, lab), open(build, backend, lab)]);
+  const rates: number[][] = [[], [], []];
+  const handoffs: number[][] = [[], [], []];
+  for (let round = -3; round < rounds; round++) {
+    const order = [0, 1, 2].map((_, i) => (i + round + 3) % 3); // rotated each round
+    const rate = [0, 0, 0];
+    for (const index of order) {
+      const [a, b] = pairs[index]!;
+      rate[index] = await uncontended(a!, `ab:${backend}:u${index}`);
+      const ms = await handoff(a!, b!, `ab:${backend}:h${index}`);
+      if (round >= 0) handoffs[index]!.push(ms);
+    }
+    if (round >= 0) for (const index of [0, 1, 2]) rates[index]!.push(rate[index]!); // warm-up
+  }
+  for (const pair of pairs) for (const provider of pair) await provider.close();
+  const ratio = (index: number) => rates[index]!.map((rate, round) => rate / rates[0]![round]!);
+  return `| ${backend} | ${summary(rates[0]!)} | ${summary(ratio(1), 100)} % | ${summary(ratio(2), 100)} % | ${summary(handoffs[0]!, 1, 2)} | ${summary(handoffs[1]!, 1, 2)} | ${summary(handoffs[2]!, 1, 2)} |`;
+}
+
+const lab = await startLab(
+  backends.filter((id): id is BackendId => ['redis', 'redlock', 'postgres', 'mysql'].includes(id)),
+  'bench',
+);
+try {
+  const rows: string[] = [];
+  for (const backend of lab.backends) rows.push(await compare(backend, lab));
+  console.log(
+    `\n${rounds} interleaved rounds of ${sliceMs} ms (A, B, A′ rotated); load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' / ')}\n`,
+  );
+  console.log(
+    '| backend | A acquire+release/s | B/A | A′/A (noise) | handoff ms A | B | A′ |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+  );
+  for (const row of rows) console.log(row);
+} finally {
+  await lab.stop();
+}
