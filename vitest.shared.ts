@@ -1,4 +1,3 @@
-import { availableParallelism } from 'node:os';
 import { defineConfig, mergeConfig, type ViteUserConfig } from 'vitest/config';
 
 type TestOptions = NonNullable<ViteUserConfig['test']>;
@@ -6,9 +5,7 @@ type TestOptions = NonNullable<ViteUserConfig['test']>;
 /**
  * The vitest settings every package shares: tests in `test/`, timeouts sized for real servers,
  * and (unless `servers: false`) the throwaway servers of `test/global-setup.ts`, started once
- * per run. A package passes only what differs. Test files run side by side in at least two
- * workers (vitest's default is one fewer than the CPUs: one, on a 2-CPU machine): they mostly
- * wait on servers and timers, and each file keeps to its own names, directories or servers.
+ * per run. A package passes only what differs.
  */
 export function packageTests(
   options: { servers?: boolean; test?: TestOptions; config?: ViteUserConfig } = {},
@@ -17,7 +14,6 @@ export function packageTests(
     test: {
       include: ['test/**/*.test.ts'],
       ...(options.servers !== false && { globalSetup: ['test/global-setup.ts'] }),
-      maxWorkers: Math.max(2, availableParallelism() - 1),
       testTimeout: 30_000,
       hookTimeout: 60_000,
       ...options.test,
