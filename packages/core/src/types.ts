@@ -147,8 +147,9 @@ export type CampaignOptions = AcquireOptions;
 /** Options of `election.events()`. Unknown keys are an `InvalidArgumentError`. */
 export interface ElectionEventsOptions {
   /**
-   * Ends the iteration: a pending campaign is withdrawn, a current term is resigned (its
-   * `lost` event is still delivered), then the iteration completes without an error.
+   * Ends the iteration: a pending campaign is withdrawn, a current term is resigned at once —
+   * also while the loop body still works on it (its `signal` aborts) — and its `lost` event
+   * is still delivered; then the iteration completes without an error.
    */
   readonly signal?: AbortSignal | undefined;
 }

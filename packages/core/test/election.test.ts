@@ -229,6 +229,29 @@ describe('election events()', () => {
     expect(provider.heldCount).toBe(0);
   });
 
+  it('its signal resigns the term while the loop body is still working on it', async () => {
+    const provider = createMemoryLockProvider({ store: new MemoryLockStore() });
+    const stop = new AbortController();
+    const seen: string[] = [];
+    const loop = (async () => {
+      for await (const event of provider.createElection('busy').events({ signal: stop.signal })) {
+        seen.push(event.type);
+        if (event.type !== 'elected') continue;
+        // The leader's work: runs until its term ends.
+        await new Promise((resolve) =>
+          event.leadership.signal.addEventListener('abort', resolve, { once: true }),
+        );
+        seen.push('work stopped');
+      }
+    })();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(seen).toEqual(['elected']);
+    stop.abort();
+    await loop;
+    expect(seen).toEqual(['elected', 'work stopped', 'lost']);
+    expect(provider.heldCount).toBe(0);
+  });
+
   it('provider close ends the iteration after the lost event', async () => {
     const provider = createMemoryLockProvider({ store: new MemoryLockStore() });
     const events = provider.createElection('closing', { recampaign: true }).events();

@@ -80,12 +80,18 @@ export class Election implements IElection {
         if (endsIteration(error, signal)) return;
         throw error;
       }
+      // The caller's signal resigns the term at once, also while the loop body still works
+      // on it (the term's signal then aborts, which stops work that listens to it).
+      const resign = (): void => void term.resign();
+      signal?.addEventListener('abort', resign, { once: true });
+      if (signal?.aborted) resign();
       let end: LeadershipEnd;
       try {
         yield { type: 'elected', leadership: term };
-        end = await endOf(term, signal);
+        end = await endOf(term);
         yield { type: 'lost', leadership: term, cause: end, reason: term.signal.reason };
       } finally {
+        signal?.removeEventListener('abort', resign);
         await term.resign(); // a no-op unless the loop was left while the term lasted
       }
       if (!this.#recampaign || end !== 'lock-lost' || signal?.aborted) return;
@@ -99,17 +105,11 @@ function endsIteration(error: unknown, signal: AbortSignal | undefined): boolean
   return LockAbortedError.isInstance(error) || ProviderClosedError.isInstance(error);
 }
 
-/** Resolves with why `term` ended; resigns it when `signal` aborts first. */
-function endOf(term: LeadershipTerm, signal: AbortSignal | undefined): Promise<LeadershipEnd> {
+/** Resolves with why `term` ended, once it has. */
+function endOf(term: LeadershipTerm): Promise<LeadershipEnd> {
   return new Promise((resolve) => {
-    const ended = (): void => {
-      signal?.removeEventListener('abort', resign);
-      resolve(term.end as LeadershipEnd);
-    };
-    const resign = (): void => void term.resign();
-    if (term.signal.aborted) return ended();
-    term.signal.addEventListener('abort', ended, { once: true });
-    if (signal?.aborted) resign();
-    else signal?.addEventListener('abort', resign, { once: true });
+    const ended = (): void => resolve(term.end as LeadershipEnd);
+    if (term.signal.aborted) ended();
+    else term.signal.addEventListener('abort', ended, { once: true });
   });
 }
