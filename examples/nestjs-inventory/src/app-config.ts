@@ -10,6 +10,12 @@ export interface AppConfig {
   readonly thinkMs: number;
   /** How long a purchase waits for the lock before answering 423 (busy). */
   readonly lockTimeoutMs: number;
+  /** Where the scheduled stock report goes (a JSON file, fenced by the leader's epoch). */
+  readonly reportFile: string;
+  /** Milliseconds between two stock reports (run by the elected instance only). */
+  readonly reportIntervalMs: number;
+  /** This instance's name in the leader election; `undefined`: `<hostname>:<pid>`. */
+  readonly instanceName: string | undefined;
 }
 
 /** Injection token of {@link AppConfig}. */
@@ -27,5 +33,8 @@ export function readConfig(env: NodeJS.ProcessEnv): AppConfig {
     port: Number(env['PORT'] ?? 3000),
     thinkMs: Number(env['THINK_MS'] ?? 2),
     lockTimeoutMs: Number(env['LOCK_TIMEOUT_MS'] ?? 10_000),
+    reportFile: env['REPORT_FILE'] ?? `${stockFile}.reports.json`,
+    reportIntervalMs: Number(env['REPORT_INTERVAL_MS'] ?? 60_000),
+    instanceName: env['INSTANCE_NAME'] || undefined,
   };
 }

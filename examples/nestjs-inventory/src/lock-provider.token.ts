@@ -6,5 +6,5 @@ import type { ILockProvider as LockProviderContract } from 'lockkit';
  * configuration (`LOCK_URL`), never of the code that uses it.
  */
 export const ILockProvider: unique symbol = Symbol('ILockProvider');
-/** The lockkit provider interface (mutex, read-write lock, semaphore). */
+/** The lockkit provider interface (mutex, read-write lock, semaphore, leader election). */
 export type ILockProvider = LockProviderContract;

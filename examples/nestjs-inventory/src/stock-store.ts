@@ -30,6 +30,11 @@ export class StockStore {
     return (await this.#load())[sku];
   }
 
+  /** Every sku's record. */
+  readAll(): Promise<Readonly<Record<string, StockRecord>>> {
+    return this.#load();
+  }
+
   async write(
     sku: string,
     token: bigint,

@@ -88,8 +88,8 @@ describe('findOverlaps', () => {
   it('counts the stale holder writes after the takeover', () => {
     const stale = grant({ pid: 1, token: 1n, acquiredAt: 100, exitAt: 3004 });
     stale.writes.push(
-      { type: 'enter', at: 100, receivedAt: 100, aborted: false, accepted: true },
-      { type: 'write', at: 3001, receivedAt: 3001, aborted: false, accepted: false },
+      { type: 'enter', at: 100, receivedAt: 100, aborted: false, accepted: true, seq: 1 },
+      { type: 'write', at: 3001, receivedAt: 3001, aborted: false, accepted: false, seq: 2 },
     );
     const taker = grant({ pid: 2, token: 2n, acquiredAt: 1600 });
     const stop = fault({ kind: 'stop-holder', startedAt: 101, clearedAt: 3000, pids: [1] });

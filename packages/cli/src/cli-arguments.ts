@@ -1,3 +1,4 @@
+import { parseElect } from './elect-arguments.js';
 import type {
   CommandName,
   DemoCommand,
@@ -20,6 +21,7 @@ import { UsageError } from './usage-error.js';
 export type {
   CommandName,
   DemoCommand,
+  ElectCommand,
   Environment,
   InspectCommand,
   Invocation,
@@ -27,11 +29,11 @@ export type {
   RunCommand,
 } from './invocation.js';
 
-const commandNames: readonly CommandName[] = ['run', 'inspect', 'demo'];
+const commandNames: readonly CommandName[] = ['run', 'elect', 'inspect', 'demo'];
 
 /**
  * Parses `process.argv.slice(2)`; throws {@link UsageError} for anything it cannot use. The
- * lock URL of run and inspect may come from `--url-file` (read here, after every other check:
+ * lock URL of run, elect and inspect may come from `--url-file` (read here, after every other check:
  * a `UrlFileError` if it cannot be) or from `environment.LOCKKIT_URL`.
  */
 export function parseCommandLine(
@@ -63,6 +65,7 @@ export function parseCommandLine(
     if (terminator < 0 || helpAt < terminator) return { command: 'help', topic: first };
   }
   if (first === 'run') return parseRun(rest, environment);
+  if (first === 'elect') return parseElect(rest, environment);
   if (first === 'inspect') return parseInspect(rest, environment);
   return parseDemo(rest);
 }

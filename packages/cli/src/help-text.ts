@@ -5,12 +5,14 @@ const overview = `lockkit — distributed locks from the command line
 Usage:
   lockkit run [<url>] <name> [options] -- <command> [args…]
   lockkit run [<url>] <name> [options] -c "<shell command>"
+  lockkit elect [<url>] <name> [options] -- <command> [args…]
   lockkit inspect [<url>] <name> [--shared | --exclusive | --semaphore <n>] [--json]
   lockkit demo [url]
   lockkit help [command]     lockkit --version
 
 Commands:
   run       Run a command while holding a lock, like flock(1) but across machines.
+  elect     Run a long-lived command only while elected leader; campaign again on loss.
   inspect   Show who holds a lock, where the backend can tell.
   demo      Four processes sell 10 items under a lock; shows fencing tokens at work.
 
@@ -25,7 +27,7 @@ Lock URLs (install the backend package next to lockkit):
   memory:                              this process only, for trying things out
   Provider options go in the query: file:///var/lock/myapp?leaseMs=10000&namespace=billing
 
-The URL may be left out of run and inspect: then --url-file <file> (a file holding the URL)
+The URL may be left out of run, elect and inspect: then --url-file <file> (a file holding the URL)
 gives it, or else the LOCKKIT_URL environment variable. Both keep passwords out of ps.
 
 Run 'lockkit help run' for the exit codes and what the command sees.
@@ -90,6 +92,59 @@ Examples:
   LOCKKIT_URL=postgres://app@db/app lockkit run nightly -n -E 0 -c 'pg_dump app > app.sql'
 `;
 
+const elect = `lockkit elect [<url>] <name> [options] -- <command> [args…]
+lockkit elect [<url>] <name> [options] -c "<shell command>"
+
+Campaigns in the leader election <name> (core's election, on the mutex "election:<name>")
+and runs <command> only while elected: for a daemon or scheduler that must run on exactly
+one machine. When leadership is lost (lease or session gone), the command gets SIGTERM, then
+SIGKILL after --kill-after, and lockkit campaigns again; when elected again, it starts the
+command again. When the command exits by itself, lockkit resigns and exits with its status
+(let your supervisor restart it). The command's environment gains:
+  LOCKKIT_EPOCH           the term's epoch (its fencing token: a decimal integer that only
+                          grows); also as LOCKKIT_FENCING_TOKEN
+  LOCKKIT_ELECTION        the election name
+  LOCKKIT_OWNER           the owner label
+  LOCKKIT_BACKEND         file, redis, postgres, mysql, zookeeper or memory
+Pass the epoch to whatever the command writes to, so it can refuse a stale leader.
+
+The lock URL: the <url> argument, else the content of --url-file <file>, else the
+LOCKKIT_URL environment variable.
+
+Options:
+  -c, --command <string>      Run the string with /bin/sh -c instead of a command after --.
+  -k, --kill-after <duration> When leadership is lost, the command gets SIGTERM, and SIGKILL
+                              this long after (500, 500ms, 30s, 5m). Default: 10s.
+      --once                  After a lost leadership, exit 76 instead of campaigning again.
+      --owner <label>         The owner label (default: <hostname>:<pid>).
+      --url-file <file>       Read the lock URL from this file (one line).
+      --verbose               Say on stderr when lockkit campaigns, is elected and resigns.
+  -h, --help                  This help.
+
+Exit status:
+  the command's own status    it exited by itself while lockkit led (lockkit resigned)
+  128+n                       the command was killed by signal n, or lockkit got signal n
+                              while campaigning (the command was not running)
+  64                          usage error: bad option, malformed URL or option value, no URL
+  66                          --url-file cannot be read or holds no URL
+  69                          backend unavailable: the server cannot be reached at start,
+                              or the backend package is not installed (the message says what
+                              to npm install). Later outages are waited out: lockkit keeps
+                              campaigning.
+  70                          internal error in lockkit
+  76                          with --once: leadership was lost while the command ran (it was
+                              stopped)
+  126, 127                    the command could not be executed / was not found
+
+Signals: Ctrl-C, SIGTERM and SIGHUP are passed on to a running command; lockkit stays leader
+until it has exited, then resigns and exits with its status. While campaigning, they end the
+campaign: lockkit exits with 128+n.
+
+Examples:
+  lockkit elect redis://cache:6379 scheduler -- node scheduler.js
+  LOCKKIT_URL=postgres://app@db/app lockkit elect mailer --owner "$HOSTNAME" -- ./mailer
+`;
+
 const inspect = `lockkit inspect [<url>] <name> [--shared | --exclusive | --semaphore <n>] [--json]
                 [--url-file <file>]
 
@@ -123,6 +178,7 @@ was oversold, 1 otherwise.
 /** The help text for `topic`, or the overview. */
 export function helpText(topic: CommandName | undefined): string {
   if (topic === 'run') return run;
+  if (topic === 'elect') return elect;
   if (topic === 'inspect') return inspect;
   if (topic === 'demo') return demo;
   return overview;

@@ -1,6 +1,7 @@
 export type {
   CommandName,
   DemoCommand,
+  ElectCommand,
   Environment,
   InspectCommand,
   Invocation,

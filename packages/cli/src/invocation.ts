@@ -6,7 +6,7 @@ export type LockTarget =
   | { readonly kind: 'semaphore'; readonly maxCount: number };
 
 /** The sub-commands. */
-export type CommandName = 'run' | 'inspect' | 'demo';
+export type CommandName = 'run' | 'elect' | 'inspect' | 'demo';
 
 /** `lockkit run`. */
 export interface RunCommand {
@@ -21,6 +21,24 @@ export interface RunCommand {
   readonly conflictExitCode: number;
   /** ms between SIGTERM and SIGKILL when the lock is lost. */
   readonly killAfterMs: number;
+  readonly verbose: boolean;
+  /** The program and its arguments: what follows `--`, or `/bin/sh -c <string>` for `-c`. */
+  readonly argv: readonly [string, ...string[]];
+}
+
+/** `lockkit elect`. */
+export interface ElectCommand {
+  readonly command: 'elect';
+  /** The lock URL, from the command line, `--url-file` or `LOCKKIT_URL`. */
+  readonly url: string;
+  /** The election's name (its mutex is `election:<name>`). */
+  readonly name: string;
+  /** The owner label (`--owner`); `undefined`: `<hostname>:<pid>`. */
+  readonly owner: string | undefined;
+  /** ms between SIGTERM and SIGKILL when leadership is lost. */
+  readonly killAfterMs: number;
+  /** `--once`: after a lost leadership, exit 76 instead of campaigning again. */
+  readonly once: boolean;
   readonly verbose: boolean;
   /** The program and its arguments: what follows `--`, or `/bin/sh -c <string>` for `-c`. */
   readonly argv: readonly [string, ...string[]];
@@ -47,6 +65,7 @@ export type Invocation =
   | { readonly command: 'help'; readonly topic: CommandName | undefined }
   | { readonly command: 'version' }
   | RunCommand
+  | ElectCommand
   | InspectCommand
   | DemoCommand;
 

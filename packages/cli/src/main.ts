@@ -36,6 +36,10 @@ export async function main(
         const { runCommand } = await import('./commands/run-command.js');
         return await runCommand(invocation, output);
       }
+      case 'elect': {
+        const { electCommand } = await import('./commands/elect-command.js');
+        return await electCommand(invocation, output);
+      }
       case 'inspect': {
         const { inspectCommand } = await import('./commands/inspect-command.js');
         return await inspectCommand(invocation, output);
@@ -71,7 +75,9 @@ async function report(
   }
   if (failure.exitCode === exitCodes.usage) {
     const topic =
-      command === 'run' || command === 'inspect' || command === 'demo' ? ` ${command}` : '';
+      command === 'run' || command === 'elect' || command === 'inspect' || command === 'demo'
+        ? ` ${command}`
+        : '';
     output.say(`${failure.message}\nRun 'lockkit help${topic}' for usage.`);
     return exitCodes.usage;
   }

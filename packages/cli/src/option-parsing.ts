@@ -100,7 +100,7 @@ export function urlAndName(
   }
   if (extra.length > 0) {
     throw new UsageError(
-      command === 'run'
+      command === 'run' || command === 'elect'
         ? `Unexpected "${extra[0]}": put the command after "--" (or give it with -c)`
         : `Unexpected argument "${extra[0]}"`,
     );

@@ -59,10 +59,11 @@ export function parseRun(args: readonly string[], environment: Environment): Run
   };
 }
 
-/** The command: the words after `--`, or `-c <string>` run by {@link shell}. */
-function commandOf(
+/** The command of `run` or `elect`: the words after `--`, or `-c <string>` run by {@link shell}. */
+export function commandOf(
   values: Values,
   afterTerminator: readonly string[] | undefined,
+  command: 'run' | 'elect' = 'run',
 ): readonly [string, ...string[]] {
   const commandString = stringValue(values, 'command');
   if (commandString !== undefined) {
@@ -73,13 +74,14 @@ function commandOf(
     return [shell, '-c', commandString];
   }
   if (afterTerminator === undefined) {
+    const what = command === 'run' ? 'a lock name' : 'an election name';
     throw new UsageError(
-      'lockkit run needs a lock URL, a lock name and the command: lockkit run <url> <name> [options] -- <command…> (or -c "<command>")',
+      `lockkit ${command} needs a lock URL, ${what} and the command: lockkit ${command} <url> <name> [options] -- <command…> (or -c "<command>")`,
     );
   }
   const [program, ...programArgs] = afterTerminator;
   if (program === undefined || program === '') {
-    throw new UsageError('lockkit run: no command after "--"');
+    throw new UsageError(`lockkit ${command}: no command after "--"`);
   }
   return [program, ...programArgs];
 }

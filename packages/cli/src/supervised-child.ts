@@ -1,4 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { exitCodes } from './exit-codes.js';
+import type { Output } from './output.js';
 
 /** How the command ended. */
 export type ChildOutcome =
@@ -52,4 +54,17 @@ export class SupervisedChild {
     clearTimeout(this.#killTimer);
     resolve(outcome);
   }
+}
+
+/** Reports a command that could not start; its exit status (127 not found, else 126). */
+export function notStarted(
+  outcome: Extract<ChildOutcome, { kind: 'not-started' }>,
+  argv: readonly [string, ...string[]],
+  output: Output,
+): number {
+  const missing = outcome.error.code === 'ENOENT';
+  output.say(
+    `cannot run ${JSON.stringify(argv[0])}: ${missing ? 'command not found' : outcome.error.message}`,
+  );
+  return missing ? exitCodes.notFound : exitCodes.cannotExecute;
 }

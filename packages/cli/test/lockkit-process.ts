@@ -18,6 +18,10 @@ export interface Ready {
   readonly name: string | null;
   readonly kind: string | null;
   readonly backend: string | null;
+  /** `lockkit elect`: the term's epoch, the election name and the owner label. */
+  readonly epoch: string | null;
+  readonly election: string | null;
+  readonly owner: string | null;
   /** `Date.now()` when the command started. */
   readonly at: number;
 }
@@ -94,6 +98,14 @@ export class LockkitProcess {
   /** The test command's `ready` line. */
   async ready(): Promise<Ready> {
     const [, json = '{}'] = await this.waitFor('stdout', /ready (\{.*\})\n/);
+    return JSON.parse(json) as Ready;
+  }
+
+  /** The `n`th (from 1) `ready` line: a command `lockkit elect` started in a later term. */
+  async nthReady(n: number): Promise<Ready> {
+    const earlier = String.raw`(?:ready \{.*\}\n[\s\S]*?)`;
+    const pattern = new RegExp(`${earlier}{${n - 1}}ready (\\{.*\\})\\n`);
+    const [, json = '{}'] = await this.waitFor('stdout', pattern);
     return JSON.parse(json) as Ready;
   }
 

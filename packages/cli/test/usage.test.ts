@@ -15,6 +15,13 @@ describe('lockkit: help, version and usage errors', () => {
     }
     expect((await lockkit('run', '--help')).stdout).toBe(run.stdout);
     expect((await lockkit('inspect', '-h')).stdout).toContain('lockkit inspect [<url>] <name>');
+    const elect = await lockkit('help', 'elect');
+    for (const status of ['128+n', '64', '66', '69', '70', '76', '126, 127']) {
+      expect(elect.stdout).toContain(`  ${status} `);
+    }
+    expect(elect.stdout).toContain('LOCKKIT_EPOCH');
+    expect((await lockkit('elect', '--help')).stdout).toBe(elect.stdout);
+    expect(overview.stdout).toContain('lockkit elect [<url>] <name> [options] -- <command>');
     expect((await lockkit('help', 'demo')).stdout).toContain('lockkit demo [url]');
   });
 
@@ -57,6 +64,13 @@ describe('lockkit: help, version and usage errors', () => {
     ],
     [['run', 'etcd://h', 'x', '--', 'true'], /Unknown lock URL scheme "etcd:"/],
     [['run', 'file:///tmp/x?leaseMs=5', 'x', '--', 'true'], /leaseMs must be an integer/],
+    [['elect'], /needs a lock URL, an election name and the command/],
+    [['elect', 'memory:', 'x', '--'], /lockkit elect: no command after "--"/],
+    [['elect', 'memory:', 'x', 'ls'], /needs a lock URL, an election name and the command/],
+    [['elect', 'memory:', 'x', '-t', '1', '--', 'true'], /Unknown option '-t'/],
+    [['elect', 'memory:', 'x', '-k', 'soon', '--', 'true'], /--kill-after takes a duration/],
+    [['elect', 'memory:', 'x', '--owner', ' ', '--', 'true'], /--owner takes a label/],
+    [['elect', 'x', '--', 'true'], /lockkit elect needs a lock URL/],
     [['inspect', 'memory:'], /needs a lock name after the lock URL/],
     [['inspect', 'x'], /needs a lock URL/],
     [['inspect', 'etcd://h', 'x'], /Unknown lock URL scheme "etcd:"/],
@@ -78,6 +92,19 @@ describe('lockkit: help, version and usage errors', () => {
     expect(result.code).toBe(69);
     expect(result.stderr).toContain('backend unavailable');
     expect(result.stderr).toContain('ECONNREFUSED');
+    expect(result.stdout).not.toContain('ready');
+  });
+
+  it('elect on an unreachable server at start is 69, the command never runs', async () => {
+    const result = await lockkit(
+      'elect',
+      'postgres://app:hunter2@127.0.0.1:1/app',
+      'x',
+      ...childCommand(),
+    );
+    expect(result.code).toBe(69);
+    expect(result.stderr).toContain('ECONNREFUSED');
+    expect(result.stderr).not.toContain('hunter2');
     expect(result.stdout).not.toContain('ready');
   });
 

@@ -3,6 +3,7 @@ import { argumentCases } from './cases/arguments.js';
 import { closeCases } from './cases/close.js';
 import { compositeCases } from './cases/composite.js';
 import { crossProcessCases } from './cases/cross-process.js';
+import { electionCases } from './cases/election.js';
 import { exclusionCases } from './cases/exclusion.js';
 import { leakCases } from './cases/leaks.js';
 import { lostAndFencingCases } from './cases/lost-and-fencing.js';
@@ -63,6 +64,7 @@ export function describeLockProvider(options: ConformanceOptions): void {
     orderingCases(fx, capabilities.fifo, capabilities.leases);
     semaphoreCases(fx);
     compositeCases(fx);
+    electionCases(fx, capabilities.crossProcess);
     leakCases(fx);
     outageCases(fx);
   });

@@ -1,8 +1,9 @@
 /**
  * `@lockkit/core/backend`: what a backend author needs and an application does not — the
  * backend contract (`LockBackend` and its types), the `LockProvider` that wraps a backend,
- * the versioned name → key helpers and their memo, option checks, timing helpers, and the
- * grant behind a handle (for fault hooks). Applications import `@lockkit/core` (or `lockkit`).
+ * the versioned name → key helpers and their memo, option checks, timing helpers, the grant
+ * behind a handle and the handle behind a leadership (for fault hooks). Applications import
+ * `@lockkit/core` (or `lockkit`).
  *
  * @module
  */
@@ -14,6 +15,7 @@ export type {
   ReleaseWatch,
   WaitContext,
 } from './backend.js';
+export { leadershipHandle } from './election/leadership-term.js';
 export {
   base32,
   int64Key,
@@ -50,5 +52,6 @@ export {
   validateAcquireOptions,
   validateMaxCount,
   validateName,
+  validateSignal,
   validateTimeout,
 } from './validation.js';

@@ -38,11 +38,19 @@ export { defaultMemoryStore, MemoryLockStore } from './memory/memory-lock-store.
 export { unwrapHandle, withNamePrefix } from './name-prefix.js';
 export type {
   AcquireOptions,
+  CampaignOptions,
   Capabilities,
+  ElectionEvent,
+  ElectionEventsOptions,
+  ElectionOptions,
   IDistributedLock,
+  IElection,
   ILockProvider,
   IReadWriteLock,
   ISemaphore,
+  LeaderInfo,
+  Leadership,
+  LeadershipEnd,
   LockHandle,
   LockKind,
 } from './types.js';

@@ -1,6 +1,9 @@
 import { type AcquireHost, acquireWithPolicy } from './acquire-policy.js';
 import type { Grant, LockBackend, LockRequest } from './backend.js';
 import { publish } from './diagnostics.js';
+import { Election } from './election/election.js';
+import { electionLockName, validateElectionOptions } from './election/election-options.js';
+import { ElectionRegistry } from './election/election-registry.js';
 import { InvalidArgumentError } from './errors/invalid-argument-error.js';
 import { LockAbortedError } from './errors/lock-aborted-error.js';
 import { ProviderClosedError } from './errors/provider-closed-error.js';
@@ -8,7 +11,9 @@ import { ManagedHandle } from './lock-handle.js';
 import { type AcquireFunction, DistributedLock, ReadWriteLock, Semaphore } from './primitives.js';
 import type {
   Capabilities,
+  ElectionOptions,
   IDistributedLock,
+  IElection,
   ILockProvider,
   IReadWriteLock,
   ISemaphore,
@@ -35,6 +40,7 @@ export class LockProvider<G extends Grant = Grant> implements ILockProvider {
   readonly #backend: LockBackend<G>;
   readonly #handles = new HandleList<G>();
   readonly #waits = new Map<AbortController, LockRequest>();
+  readonly #elections = new ElectionRegistry();
   /** Backend calls core started that have not settled (close() waits for them). */
   readonly #inFlight = new InFlight();
   readonly #acquire: AcquireFunction;
@@ -81,6 +87,14 @@ export class LockProvider<G extends Grant = Grant> implements ILockProvider {
     return new Semaphore(this.#acquire, validateName(name), validateMaxCount(maxCount));
   }
 
+  createElection(name: string, options?: ElectionOptions): IElection {
+    this.#assertOpen();
+    const electionName = validateName(name);
+    const valid = validateElectionOptions(options);
+    const lock = this.createLock(electionLockName(electionName));
+    return new Election(electionName, lock, valid, this.#elections);
+  }
+
   /** Handles currently held through this provider. */
   get heldCount(): number {
     return this.#handles.size;
@@ -96,12 +110,15 @@ export class LockProvider<G extends Grant = Grant> implements ILockProvider {
   }
 
   async #close(): Promise<void> {
+    // Leaderships end first: their signals abort before their locks are released.
+    const leaderships = this.#elections.close();
     for (const [controller, request] of this.#waits) {
       controller.abort(new LockAbortedError(request.name, 'the provider was closed'));
     }
     // Aborted attempts settle first (their late grants are discarded), then handles go.
     await this.#inFlight.drained();
     await Promise.all(this.#handles.toArray().map((handle) => handle.release()));
+    await leaderships;
     await this.#inFlight.drained();
     await this.#backend.close();
   }

@@ -4,6 +4,7 @@ import { grantOf } from './lock-handle.js';
 import type {
   AcquireOptions,
   IDistributedLock,
+  IElection,
   ILockProvider,
   IReadWriteLock,
   ISemaphore,
@@ -107,6 +108,17 @@ export function withNamePrefix(provider: ILockProvider, prefix: string): ILockPr
         acquire,
         tryAcquire: (options) => wrap(name, semaphore.tryAcquire(options)),
         withPermit: (fn, options) => withHandle(name, acquire, fn, options),
+      };
+    },
+    createElection(name, options): IElection {
+      const election = provider.createElection(prefix + validateName(name), options);
+      return {
+        name,
+        owner: election.owner,
+        campaign: (campaignOptions) => election.campaign(campaignOptions),
+        current: () => election.current(),
+        leader: () => election.leader(),
+        events: (eventsOptions) => election.events(eventsOptions),
       };
     },
     close: () => provider.close(),

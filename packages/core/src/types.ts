@@ -120,6 +120,122 @@ export interface Capabilities {
   readonly unavailableMs: number;
 }
 
+/**
+ * Options of `provider.createElection()`. Unknown keys are an `InvalidArgumentError`.
+ */
+export interface ElectionOptions {
+  /**
+   * A label for this participant, reported by `election.leader()` while it leads (for logs
+   * and dashboards; it is not an identity check).
+   * @defaultValue `<hostname>:<pid>`
+   */
+  readonly owner?: string | undefined;
+  /**
+   * For `events()`: after a term ends because the lock was lost (not after `resign()` or
+   * `close()`), campaign again. Off: the iteration ends after that term's `lost` event.
+   * @defaultValue false
+   */
+  readonly recampaign?: boolean | undefined;
+}
+
+/**
+ * Options of `election.campaign()`: the acquire options. `timeout` defaults to `Infinity`
+ * (campaign until elected); on timeout the campaign rejects with `LockTimeoutError`.
+ */
+export type CampaignOptions = AcquireOptions;
+
+/** Options of `election.events()`. Unknown keys are an `InvalidArgumentError`. */
+export interface ElectionEventsOptions {
+  /**
+   * Ends the iteration: a pending campaign is withdrawn, a current term is resigned at once —
+   * also while the loop body still works on it (its `signal` aborts) — and its `lost` event
+   * is still delivered; then the iteration completes without an error.
+   */
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** Why a term ended. */
+export type LeadershipEnd = 'lock-lost' | 'resigned' | 'provider-closed';
+
+/**
+ * One term of leadership: this participant leads from `campaign()` resolving until
+ * `signal` aborts. Dispose it (`await using leadership = await election.campaign()`) or
+ * call `resign()`.
+ */
+export interface Leadership extends AsyncDisposable {
+  /** This participant's owner label. */
+  readonly owner: string;
+  /**
+   * The term's epoch: the fencing token of the election's lock, so strictly increasing from
+   * term to term, across participants, processes and restarts. Send it with every write the
+   * leader makes; a resource that refuses epochs below the largest it has seen refuses a
+   * stale leader's late writes.
+   */
+  readonly epoch: bigint;
+  /**
+   * Aborts, with a `LockLostError`, when the term ends: the lock was lost (the reason is the
+   * lock's own `LockLostError`), `resign()` was called, or the provider was closed. It aborts
+   * BEFORE the lock is released, so work stopped by it ends before a successor can be elected.
+   */
+  readonly signal: AbortSignal;
+  /**
+   * Ends the term: aborts `signal`, then releases the lock, so a waiting campaigner is
+   * elected. Idempotent; never throws.
+   */
+  resign(): Promise<void>;
+}
+
+/** The leader as far as the asking provider knows it. */
+export interface LeaderInfo {
+  readonly owner: string;
+  readonly epoch: bigint;
+}
+
+/** What `election.events()` yields: every `elected` is followed by its term's `lost`. */
+export type ElectionEvent =
+  | { readonly type: 'elected'; readonly leadership: Leadership }
+  | {
+      readonly type: 'lost';
+      readonly leadership: Leadership;
+      /** Why the term ended. */
+      readonly cause: LeadershipEnd;
+      /** The `LockLostError` that `leadership.signal` aborted with. */
+      readonly reason: unknown;
+    };
+
+/**
+ * Leader election on the provider's mutex: at most one participant leads at a time, per
+ * name, on every backend (see docs/leader-election.md). An election named `n` is the
+ * mutex named `election:n`.
+ */
+export interface IElection {
+  /** The election's name, exactly as given. */
+  readonly name: string;
+  /** This participant's owner label. */
+  readonly owner: string;
+  /**
+   * Waits until this participant is elected (default: forever) and resolves its term.
+   * Rejects like an acquire: `LockTimeoutError` after `timeout`, `signal.reason` on abort,
+   * `LockAbortedError` when the provider is closed. Not reentrant: a second campaign of a
+   * participant that leads waits until its term ends.
+   */
+  campaign(options?: CampaignOptions): Promise<Leadership>;
+  /** The term this participant holds now (its signal not aborted), or `null`. */
+  current(): Leadership | null;
+  /**
+   * Who leads, as far as this provider knows: the owner label and epoch of the live term
+   * of any participant created by this same provider, or `null` when none of them leads —
+   * which does NOT mean nobody leads (another process may). See docs/adr/0010.
+   */
+  leader(): Promise<LeaderInfo | null>;
+  /**
+   * Campaigns and reports each term: `elected`, then `lost` when it ends. With
+   * `recampaign`, campaigns again after a lost lock. Breaking out of the loop resigns the
+   * current term. Ends without an error when `options.signal` aborts or the provider closes.
+   */
+  events(options?: ElectionEventsOptions): AsyncIterableIterator<ElectionEvent>;
+}
+
 /** Creates locks on one backend. Swap providers without touching call sites. */
 export interface ILockProvider extends AsyncDisposable {
   /** Backend id: "memory", "redis", "postgres", "mysql", "zookeeper", "file", … */
@@ -130,6 +246,14 @@ export interface ILockProvider extends AsyncDisposable {
   createReadWriteLock(name: string): IReadWriteLock;
   /** `maxCount` is an integer in [1, 2^31-1]. */
   createSemaphore(name: string, maxCount: number): ISemaphore;
-  /** Ends waits (LockAbortedError), releases every held handle, closes what the provider owns. */
+  /**
+   * A participant in the leader election `name`, built on the mutex `election:<name>`.
+   * Options are checked here, before any I/O.
+   */
+  createElection(name: string, options?: ElectionOptions): IElection;
+  /**
+   * Ends waits (LockAbortedError) and leaderships, releases every held handle, closes what
+   * the provider owns.
+   */
   close(): Promise<void>;
 }

@@ -83,11 +83,15 @@ export function validateAcquireOptions(
   }
   const timeoutMs =
     options.timeout === undefined ? defaultTimeoutMs : validateTimeout(options.timeout);
-  const { signal } = options;
+  return { timeoutMs, signal: validateSignal(options.signal) };
+}
+
+/** Validates an optional `signal` option: `undefined` or an AbortSignal. */
+export function validateSignal(signal: unknown): AbortSignal | undefined {
   if (signal !== undefined && !isAbortSignal(signal)) {
     throw new InvalidArgumentError(`signal must be an AbortSignal, got ${describe(signal)}`);
   }
-  return { timeoutMs, signal };
+  return signal;
 }
 
 function isAbortSignal(value: unknown): value is AbortSignal {

@@ -1,15 +1,17 @@
 import type { BackendId } from '../backends/backend-ids.js';
 import type { ChaosLedger, GrantRecord } from './chaos-ledger.js';
-import type { DeclaredBounds } from './chaos-messages.js';
+import type { ChaosScenario, DeclaredBounds } from './chaos-messages.js';
 import type { BackendChaosResult, ToleratedOverlaps, Violation } from './chaos-result.js';
 import type { FaultWindow } from './fault-kinds.js';
 import { findOverlaps, type Overlap } from './overlap-analysis.js';
 import { faultOutcome, stuckViolations } from './recovery-analysis.js';
+import { staleWrites } from './stale-write-analysis.js';
 import { describeGrant, releaseViolations, tokenViolations } from './token-analysis.js';
 
 /** The facts of one backend's run, for {@link analyseRun}. */
 export interface RunFacts {
   readonly backend: BackendId;
+  readonly scenario: ChaosScenario;
   readonly ledger: ChaosLedger;
   readonly faults: readonly FaultWindow[];
   readonly bounds: DeclaredBounds;
@@ -74,6 +76,8 @@ export function analyseRun(facts: RunFacts): BackendChaosResult {
     }));
   violations.push(...tokenViolations(grants, ledger.fences, ledger.killedAt, origin, facts.faults));
   violations.push(...releaseViolations(grants, origin));
+  const stale = staleWrites(grants, origin);
+  violations.push(...stale.violations);
   const faults = facts.faults.map((fault) =>
     faultOutcome(fault, facts.locks, ledger, bounds.lostDetectionMs),
   );
@@ -98,6 +102,7 @@ export function analyseRun(facts: RunFacts): BackendChaosResult {
   }
   return {
     backend: facts.backend,
+    scenario: facts.scenario,
     bounds,
     durationMs: facts.endedAt - facts.startedAt,
     workersStarted: facts.workersStarted,
@@ -105,6 +110,8 @@ export function analyseRun(facts: RunFacts): BackendChaosResult {
     writesAccepted,
     writesRejected,
     tolerated: summariseTolerated(tolerated, origin),
+    overlapViolations: overlaps.length - tolerated.length,
+    staleWrites: stale.counts,
     faults,
     acquireErrors: Object.fromEntries(ledger.acquireErrors),
     violations,

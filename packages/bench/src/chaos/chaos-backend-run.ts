@@ -9,7 +9,7 @@ import { SeededRandom } from '../support/seeded-random.js';
 import { analyseRun } from './chaos-analysis.js';
 import { type FaultContext, injectFault } from './chaos-faults.js';
 import { ChaosLedger } from './chaos-ledger.js';
-import type { WorkerConfig } from './chaos-messages.js';
+import type { ChaosScenario, WorkerConfig } from './chaos-messages.js';
 import type { BackendChaosResult } from './chaos-result.js';
 import type { FaultWindow } from './fault-kinds.js';
 import { faultPlan } from './fault-plan.js';
@@ -17,6 +17,7 @@ import { WorkerPool } from './worker-pool.js';
 
 /** How one backend's chaos run goes. */
 export interface ChaosRunOptions {
+  readonly scenario: ChaosScenario;
   readonly quick: boolean;
   readonly seed: number;
   /** Rounds of the fault plan (ignored with `quick`). */
@@ -27,8 +28,12 @@ export interface ChaosRunOptions {
   readonly log: (line: string) => void;
 }
 
-const workerCount = 4;
-const lockCount = 3;
+/** Per scenario: worker processes, locks (or elections), and how a critical section goes. */
+const shapes = {
+  mutex: { workers: 4, locks: 3, holdMs: 4, termWrites: 0 },
+  // A term: the claim, then 8 writes 2 ms apart, then resign.
+  election: { workers: 3, locks: 2, holdMs: 4, termWrites: 8 },
+} as const;
 
 /** Waits until every lock has been granted after `since`, or `limitMs` passed. */
 async function awaitRecovery(
@@ -45,23 +50,32 @@ async function awaitRecovery(
 }
 
 /**
- * One backend: 4 worker processes hammer 3 mutexes while the planned faults are injected one
- * after another (each followed by a wait for every lock to be granted again); then the
- * workers stop and the ledger is analysed.
+ * One backend, one scenario: worker processes hammer 3 mutexes (or campaign in 2 elections)
+ * while the planned faults are injected one after another (each followed by a wait for every
+ * lock to be granted again); then the workers stop and the ledger is analysed.
  */
 export async function runChaosBackend(
   backend: BackendId,
   lab: Lab,
   options: ChaosRunOptions,
 ): Promise<BackendChaosResult> {
+  const { scenario } = options;
+  const shape = shapes[scenario];
+  const workerCount = shape.workers;
   const runId = randomUUID().slice(0, 8);
-  const locks = Array.from({ length: lockCount }, (_, index) => `chaos/${runId}/${'abc'[index]}`);
+  const prefix = scenario === 'election' ? 'leader-' : '';
+  const locks = Array.from(
+    { length: shape.locks },
+    (_, index) => `chaos/${runId}/${prefix}${'abc'[index]}`,
+  );
   const config: WorkerConfig = {
     spec: lab.specFor(backend, 'chaos'),
+    scenario,
     locks,
-    holdMs: 4,
+    holdMs: shape.holdMs,
     thinkMaxMs: 4,
     acquireTimeoutMs: 5000,
+    termWrites: shape.termWrites,
   };
   const ledger = new ChaosLedger();
   const pool = new WorkerPool(config, ledger, options.verbose);
@@ -75,8 +89,10 @@ export async function runChaosBackend(
   try {
     await Promise.all(Array.from({ length: workerCount }, () => pool.spawn()));
     workersStarted = workerCount;
-    options.log(`${backend}: ${workerCount} workers ready, bounds ${JSON.stringify(pool.bounds)}`);
-    await sleep(1000);
+    options.log(
+      `${backend} (${scenario}): ${workerCount} workers ready, bounds ${JSON.stringify(pool.bounds)}`,
+    );
+    await sleep(scenario === 'election' ? 300 : 1000);
     const context: FaultContext = {
       pool,
       ledger,
@@ -92,7 +108,7 @@ export async function runChaosBackend(
         );
       },
     };
-    const plan = faultPlan(backend, options.quick, options.cycles, random);
+    const plan = faultPlan(backend, options.quick, options.cycles, random, scenario);
     for (const [index, kind] of plan.entries()) {
       if (monotonicMs() - startedAt > budgetMs) {
         skipped.push(...plan.slice(index).map((rest) => `${rest} (time budget)`));
@@ -106,7 +122,7 @@ export async function runChaosBackend(
       faults.push(fault);
       await awaitRecovery(ledger, locks, fault.clearedAt, fault.recoveryBoundMs + 2000);
       options.log(
-        `${backend}: ${kind} done (${Math.round(fault.clearedAt - fault.startedAt)} ms): ${fault.description}`,
+        `${backend} (${scenario}): ${kind} done (${Math.round(fault.clearedAt - fault.startedAt)} ms): ${fault.description}`,
       );
       await sleep(300);
     }
@@ -132,10 +148,12 @@ export async function runChaosBackend(
       (_, value: unknown) => (typeof value === 'bigint' ? value.toString() : value),
       1,
     );
-    writeFileSync(join(options.dump, `${backend}.json`), json);
+    const file = scenario === 'election' ? `${backend}-election.json` : `${backend}.json`;
+    writeFileSync(join(options.dump, file), json);
   }
   return analyseRun({
     backend,
+    scenario,
     ledger,
     faults,
     bounds: pool.bounds,

@@ -9,6 +9,8 @@ export interface WriteRecord {
   readonly receivedAt: number;
   readonly aborted: boolean;
   readonly accepted: boolean;
+  /** Order in which the checker received it, across every grant of the run. */
+  readonly seq: number;
 }
 
 /** Everything known about one grant `(pid, grant)` of one lock. */
@@ -29,7 +31,7 @@ export interface GrantRecord {
   lostAt: number | undefined;
   lostReason: string | undefined;
   releasedAt: number | undefined;
-  releaseResult: boolean | 'threw' | undefined;
+  releaseResult: boolean | 'threw' | 'resigned' | undefined;
   releaseError: string | undefined;
   readonly writes: WriteRecord[];
 }
@@ -76,6 +78,7 @@ export class ChaosLedger {
   readonly killedAt: Map<number, number> = new Map();
   /** Statements stamped later than their receipt (+5 ms): the shared clock is not shared. */
   clockAnomalies: number = 0;
+  #writes = 0;
   /** Grants per lock in the order their `enter` arrived. */
   readonly #byLock = new Map<string, GrantRecord[]>();
   readonly #open = new Set<GrantRecord>();
@@ -98,12 +101,14 @@ export class ChaosLedger {
         if (report.type === 'enter') this.#entered(record, report.at, report.requestedAt);
         this.#statement(record, report.at, report.aborted);
         const accepted = this.#fence(report.lock, report.token);
+        this.#writes += 1;
         record.writes.push({
           type: report.type,
           at: report.at,
           receivedAt,
           aborted: report.aborted,
           accepted,
+          seq: this.#writes,
         });
         return accepted;
       }

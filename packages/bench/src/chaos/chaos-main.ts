@@ -1,7 +1,8 @@
 /**
- * `pnpm chaos [--quick] [--backends a,b] [--seed N] [--cycles N] [--dump DIR] [--verbose]` — for each
- * backend, worker processes hammer a few locks while faults are injected; a fenced checker
- * records what they did. Prints a summary per backend; exits 1 on any violation.
+ * `pnpm chaos [--quick] [--backends a,b] [--scenarios mutex,election] [--seed N] [--cycles N]
+ * [--dump DIR] [--verbose]` — for each backend, worker processes hammer a few locks (then
+ * campaign in a few elections) while faults are injected; a fenced checker records what they
+ * did. Prints a summary per backend; exits 1 on any violation.
  */
 import { loadavg } from 'node:os';
 import { backendLabels } from '../backends/backend-ids.js';
@@ -26,22 +27,25 @@ async function main(): Promise<number> {
   const failures: string[] = [];
   try {
     for (const backend of options.backends) {
-      try {
-        results.push(
-          await runChaosBackend(backend, lab, {
-            quick: options.quick,
-            seed: options.seed,
-            cycles,
-            verbose: options.verbose,
-            dump: options.dump,
-            log,
-          }),
-        );
-      } catch (error) {
-        failures.push(
-          `${backendLabels[backend]}: the run itself failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
-        );
-        log(failures.at(-1) ?? '');
+      for (const scenario of options.scenarios) {
+        try {
+          results.push(
+            await runChaosBackend(backend, lab, {
+              scenario,
+              quick: options.quick,
+              seed: options.seed,
+              cycles,
+              verbose: options.verbose,
+              dump: options.dump,
+              log,
+            }),
+          );
+        } catch (error) {
+          failures.push(
+            `${backendLabels[backend]} (${scenario}): the run itself failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+          );
+          log(failures.at(-1) ?? '');
+        }
       }
     }
   } finally {

@@ -1,9 +1,16 @@
 import type { ProviderSpec } from '../backends/provider-spec.js';
 
+/**
+ * What the workers do: `mutex` hammers mutexes (acquire → writes → release); `election`
+ * campaigns in elections and, while leader, does fenced leader work with its epoch.
+ */
+export type ChaosScenario = 'mutex' | 'election';
+
 /** What a chaos worker is told to do (its one command-line argument, as JSON). */
 export interface WorkerConfig {
   readonly spec: ProviderSpec;
-  /** The mutex names it hammers, one loop each. */
+  readonly scenario: ChaosScenario;
+  /** The mutex (or election) names it works on, one loop each. */
   readonly locks: readonly string[];
   /** Time inside a critical section (split around its one write), ms. */
   readonly holdMs: number;
@@ -11,6 +18,8 @@ export interface WorkerConfig {
   readonly thinkMaxMs: number;
   /** Timeout of each acquire, ms. */
   readonly acquireTimeoutMs: number;
+  /** `election`: fenced writes per term (one every `holdMs / 2`) before the leader resigns. */
+  readonly termWrites: number;
 }
 
 /** The bounds a worker's provider declares (`provider.capabilities`). */
@@ -31,8 +40,8 @@ interface GrantFields {
 }
 
 /**
- * Worker → orchestrator. `enter` (right after acquire returned) and `write` (mid critical
- * section) are writes to the fenced resource and wait for an `ack`; with `exit` (just before
+ * Worker → orchestrator. `enter` (right after acquire returned, or a leader's first write: its
+ * claim) and `write` (mid critical section, or the leader's work) are writes to the fenced resource and wait for an `ack`; with `exit` (just before
  * `release()`) they are the holder's statements "at `at`, `handle.signal.aborted` was
  * `aborted`", read in the same synchronous step as the clock.
  */
@@ -49,7 +58,8 @@ export type WorkerReport =
   | ({ readonly type: 'lost'; readonly reason: string } & GrantFields)
   | ({
       readonly type: 'released';
-      readonly result: boolean | 'threw';
+      /** What `release()` resolved (`resigned`: the end of a leader's term, no result). */
+      readonly result: boolean | 'threw' | 'resigned';
       readonly error?: string;
     } & GrantFields)
   | {

@@ -1,5 +1,5 @@
 import type { BackendId } from '../backends/backend-ids.js';
-import type { DeclaredBounds } from './chaos-messages.js';
+import type { ChaosScenario, DeclaredBounds } from './chaos-messages.js';
 import type { FaultWindow } from './fault-kinds.js';
 
 /** Kinds of violation; any of them fails the run. */
@@ -12,6 +12,8 @@ export type ViolationKind =
   | 'duplicate-token'
   /** The fence accepted a token lower than one it had accepted (a checker self-check). */
   | 'stale-accepted'
+  /** The fence accepted a write of a grant (term) after a later grant's write: see stale-write-analysis.ts. */
+  | 'stale-write-accepted'
   /** A lock was not granted again within the declared bound after a fault cleared. */
   | 'stuck'
   /** `release()` resolved true although another holder had acquired the lock meanwhile. */
@@ -60,9 +62,18 @@ export interface ToleratedOverlaps {
   readonly examples: readonly string[];
 }
 
+/** What the fence did with writes from superseded grants (terms): see stale-write-analysis.ts. */
+export interface StaleWrites {
+  /** Writes from a grant superseded at the fence that the fence still accepted: violations. */
+  readonly accepted: number;
+  /** Writes from a superseded grant that the fence refused (what fencing is for). */
+  readonly refused: number;
+}
+
 /** Everything the chaos run found for one backend. */
 export interface BackendChaosResult {
   readonly backend: BackendId;
+  readonly scenario: ChaosScenario;
   readonly bounds: DeclaredBounds;
   readonly durationMs: number;
   readonly workersStarted: number;
@@ -70,6 +81,10 @@ export interface BackendChaosResult {
   readonly writesAccepted: number;
   readonly writesRejected: number;
   readonly tolerated: ToleratedOverlaps;
+  /** Overlapping grants (terms) that are violations (the rest are in `tolerated`). */
+  readonly overlapViolations: number;
+  /** Writes from superseded grants (stale epochs): accepted (violations) and refused. */
+  readonly staleWrites: StaleWrites;
   readonly faults: readonly FaultOutcome[];
   readonly acquireErrors: Readonly<Record<string, number>>;
   readonly violations: readonly Violation[];

@@ -52,6 +52,33 @@ export function chaosSummaryTable(results: readonly BackendChaosResult[]): strin
   return markdownTable(header, rows, new Set([1, 2, 3, 4]));
 }
 
+/** One row per backend of the election scenario. */
+export function electionSummaryTable(results: readonly BackendChaosResult[]): string {
+  const header = [
+    'backend',
+    'run',
+    'faults',
+    'terms',
+    'leader writes accepted / refused',
+    'overlapping terms: inside the detection window / beyond (violations)',
+    'stale-epoch writes accepted / refused',
+    'slowest re-election after a fault',
+    'violations',
+  ];
+  const rows = results.map((result) => [
+    backendLabels[result.backend],
+    `${(result.durationMs / 1000).toFixed(0)} s`,
+    String(result.faults.length),
+    result.grants.toLocaleString('en-US'),
+    `${result.writesAccepted.toLocaleString('en-US')} / ${result.writesRejected.toLocaleString('en-US')}`,
+    `${result.tolerated.count} / ${result.overlapViolations}`,
+    `**${result.staleWrites.accepted}** / ${result.staleWrites.refused}`,
+    slowestRecovery(result.faults),
+    result.violations.length === 0 ? '**0**' : `**${result.violations.length}** ✗`,
+  ]);
+  return markdownTable(header, rows, new Set([1, 2, 3, 4]));
+}
+
 /** One row per injected fault of a backend. */
 export function faultTable(result: BackendChaosResult): string {
   const header = [
@@ -91,11 +118,19 @@ export function faultTable(result: BackendChaosResult): string {
 
 /** The whole report: summary table, then per backend its faults and its findings. */
 export function chaosReport(results: readonly BackendChaosResult[]): string {
-  const sections: string[] = [chaosSummaryTable(results)];
+  const mutexes = results.filter((result) => result.scenario === 'mutex');
+  const elections = results.filter((result) => result.scenario === 'election');
+  const sections: string[] = [];
+  if (mutexes.length > 0) sections.push(chaosSummaryTable(mutexes));
+  if (elections.length > 0) {
+    if (sections.length > 0) sections.push('');
+    sections.push('Leader election:', '', electionSummaryTable(elections));
+  }
   for (const result of results) {
+    const scenario = result.scenario === 'election' ? ' — leader election' : '';
     const lines = [
       '',
-      `### ${backendLabels[result.backend]} — declared lostDetectionMs ${result.bounds.lostDetectionMs}, abandonedReleaseMs ${result.bounds.abandonedReleaseMs}; ${result.workersStarted} worker processes`,
+      `### ${backendLabels[result.backend]}${scenario} — declared lostDetectionMs ${result.bounds.lostDetectionMs}, abandonedReleaseMs ${result.bounds.abandonedReleaseMs}; ${result.workersStarted} worker processes`,
       '',
       faultTable(result),
     ];

@@ -1,10 +1,10 @@
 /**
- * A chaos worker process: one provider, one loop per lock name; every critical section
- * reports to the orchestrator's fenced checker. Started by worker-pool.ts with its
+ * A chaos worker process: one provider, one loop per lock (or election) name; every critical
+ * section (or leader's term) reports to the orchestrator's fenced checker. Started by worker-pool.ts with its
  * {@link WorkerConfig} as JSON in argv[2] and an IPC channel (advanced serialization).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ILockProvider, LockHandle } from '@lockkit/core';
+import type { ILockProvider, Leadership, LockHandle } from '@lockkit/core';
 import { createProvider } from '../backends/provider-factory.js';
 import { monotonicMs } from '../support/monotonic-clock.js';
 import type { OrchestratorMessage, WorkerConfig, WorkerReport } from './chaos-messages.js';
@@ -40,10 +40,16 @@ process.on('message', (message: OrchestratorMessage) => {
   }
 });
 
+/** Who writes: a lock (its name and token) or a leader (its election's name and epoch). */
+interface Writer {
+  readonly name: string;
+  readonly token: bigint;
+}
+
 /** A fenced write: resolves whether the checker accepted it. */
 function fencedWrite(
   type: 'enter' | 'write',
-  handle: LockHandle,
+  writer: Writer,
   grant: number,
   at: number,
   aborted: boolean,
@@ -51,7 +57,7 @@ function fencedWrite(
 ): Promise<boolean> {
   const id = nextId++;
   const accepted = new Promise<boolean>((resolve) => pendingAcks.set(id, resolve));
-  const fields = { id, lock: handle.name, grant, token: handle.fencingToken, at, aborted };
+  const fields = { id, lock: writer.name, grant, token: writer.token, at, aborted };
   send(requestedAt === undefined ? { type, ...fields } : { type, ...fields, requestedAt });
   return accepted;
 }
@@ -73,12 +79,13 @@ async function criticalSection(handle: LockHandle, requestedAt: number): Promise
   };
   if (handle.signal.aborted) onLost();
   else handle.signal.addEventListener('abort', onLost, { once: true });
-  await fencedWrite('enter', handle, grant, acquiredAt, abortedAtGrant, requestedAt);
+  const writer = { name: handle.name, token: handle.fencingToken };
+  await fencedWrite('enter', writer, grant, acquiredAt, abortedAtGrant, requestedAt);
   await sleep(config.holdMs / 2);
   {
     const at = monotonicMs();
     const aborted = handle.signal.aborted;
-    await fencedWrite('write', handle, grant, at, aborted);
+    await fencedWrite('write', writer, grant, at, aborted);
   }
   await sleep(config.holdMs / 2);
   const exitAt = monotonicMs();
@@ -116,11 +123,83 @@ async function hammer(provider: ILockProvider, name: string): Promise<void> {
   }
 }
 
+/**
+ * A leader's term: its claim (the `enter` write, with the epoch, at once), then up to
+ * `termWrites` units of work, each started only while the signal is not aborted and
+ * committed with a fenced write when done (2 ms later) even if the signal fired meanwhile —
+ * a leader that checks its signal, as it should, and still has work in flight when it loses
+ * (after a SIGSTOP, its in-flight unit commits before the lease check runs). Then it resigns.
+ */
+async function leaderTerm(
+  leadership: Leadership,
+  name: string,
+  requestedAt: number,
+): Promise<void> {
+  const acquiredAt = monotonicMs();
+  const abortedAtGrant = leadership.signal.aborted;
+  const grant = nextGrant++;
+  const writer = { name, token: leadership.epoch };
+  const fields = { lock: name, grant, token: leadership.epoch };
+  const onLost = (): void => {
+    const reason = leadership.signal.reason as { message?: unknown } | undefined;
+    send({ type: 'lost', ...fields, at: monotonicMs(), reason: String(reason?.message ?? reason) });
+  };
+  if (leadership.signal.aborted) onLost();
+  else leadership.signal.addEventListener('abort', onLost, { once: true });
+  // The claim is not awaited before the first unit starts (its write follows it in order).
+  const claimed = fencedWrite('enter', writer, grant, acquiredAt, abortedAtGrant, requestedAt);
+  for (let unit = 0; unit < config.termWrites; unit++) {
+    if (leadership.signal.aborted) break; // no new work once the term is over
+    await sleep(config.holdMs / 2);
+    const at = monotonicMs();
+    const aborted = leadership.signal.aborted;
+    await fencedWrite('write', writer, grant, at, aborted);
+  }
+  await claimed;
+  const exitAt = monotonicMs();
+  send({ type: 'exit', ...fields, at: exitAt, aborted: leadership.signal.aborted });
+  leadership.signal.removeEventListener('abort', onLost); // resigning is not a loss
+  await leadership.resign();
+  send({ type: 'released', ...fields, at: monotonicMs(), result: 'resigned' });
+}
+
+/**
+ * Campaigns in election `name` through `events()` with `recampaign` (a lost term is followed
+ * by a new campaign inside the iteration); a resign ends the iteration, and the worker
+ * stands again after its think time.
+ */
+async function campaign(provider: ILockProvider, name: string): Promise<void> {
+  const election = provider.createElection(name, {
+    owner: `worker-${process.pid}`,
+    recampaign: true,
+  });
+  while (!stopping.signal.aborted) {
+    let requestedAt = monotonicMs();
+    try {
+      for await (const event of election.events({ signal: stopping.signal })) {
+        if (event.type === 'elected') await leaderTerm(event.leadership, name, requestedAt);
+        else requestedAt = monotonicMs();
+      }
+    } catch (error) {
+      send({
+        type: 'acquire-error',
+        lock: name,
+        at: monotonicMs(),
+        code: errorCode(error),
+        message: error instanceof Error ? error.message : String(error),
+      });
+      await sleep(100 + Math.random() * 100);
+    }
+    await sleep(Math.random() * config.thinkMaxMs);
+  }
+}
+
 async function main(): Promise<void> {
   const provider = await createProvider(config.spec);
   const { lostDetectionMs, abandonedReleaseMs, leases } = provider.capabilities;
   send({ type: 'ready', bounds: { lostDetectionMs, abandonedReleaseMs, leases } });
-  await Promise.all(config.locks.map((name) => hammer(provider, name)));
+  const loop = config.scenario === 'election' ? campaign : hammer;
+  await Promise.all(config.locks.map((name) => loop(provider, name)));
   await Promise.race([provider.close(), sleep(5000)]);
   send({ type: 'done' });
   setTimeout(() => process.exit(0), 20);

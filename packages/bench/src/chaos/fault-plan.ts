@@ -1,5 +1,6 @@
 import type { BackendId } from '../backends/backend-ids.js';
 import type { SeededRandom } from '../support/seeded-random.js';
+import type { ChaosScenario } from './chaos-messages.js';
 import type { FaultKind } from './fault-kinds.js';
 
 /** The faults that make sense per backend. The quick run injects each once, in this order. */
@@ -48,17 +49,23 @@ const slowInQuick: Readonly<Partial<Record<BackendId, readonly FaultKind[]>>> = 
   zookeeper: ['kill-server'],
 };
 
+/** The election scenario's quick run: kill the leader, pause the leader past its bound. */
+const electionQuick: readonly FaultKind[] = ['kill-holder', 'stop-holder'];
+
 /**
- * The faults to inject, in order: quick = each applicable fault once (minus the slowest);
- * otherwise `cycles` rounds of every applicable fault, each round shuffled with the seed.
+ * The faults to inject, in order: quick = each applicable fault once (minus the slowest; the
+ * election scenario: only the two leader faults); otherwise `cycles` rounds of every
+ * applicable fault, each round shuffled with the seed.
  */
 export function faultPlan(
   backend: BackendId,
   quick: boolean,
   cycles: number,
   random: SeededRandom,
+  scenario: ChaosScenario = 'mutex',
 ): FaultKind[] {
   const all = faultsOf[backend];
+  if (quick && scenario === 'election') return [...electionQuick];
   if (quick) return all.filter((kind) => !slowInQuick[backend]?.includes(kind));
   return Array.from({ length: cycles }, () => random.shuffle(all)).flat();
 }

@@ -1,4 +1,5 @@
 import { type BackendId, backendIds, isBackendId } from '../backends/backend-ids.js';
+import type { ChaosScenario } from '../chaos/chaos-messages.js';
 
 /** Options shared by `pnpm bench` and `pnpm chaos`. */
 export interface CommandLine {
@@ -16,7 +17,11 @@ export interface CommandLine {
   readonly verbose: boolean;
   /** `--dump DIR` (chaos): write every backend's ledger and faults as JSON there. */
   readonly dump: string | undefined;
+  /** `--scenarios mutex,election` (chaos): which scenarios to run. Default: both. */
+  readonly scenarios: readonly ChaosScenario[];
 }
+
+const scenarioNames: readonly ChaosScenario[] = ['mutex', 'election'];
 
 /** Parses `argv` (without node and the script); throws a readable Error on a bad argument. */
 export function parseCommandLine(argv: readonly string[]): CommandLine {
@@ -27,6 +32,7 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
   let write = true;
   let verbose = false;
   let dump: string | undefined;
+  let scenarios = scenarioNames;
   for (let index = 0; index < argv.length; index++) {
     const argument = argv[index] ?? '';
     const [flag, inline] = argument.includes('=') ? argument.split('=', 2) : [argument, undefined];
@@ -63,6 +69,19 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
       case '--dump':
         dump = value();
         break;
+      case '--scenarios': {
+        const wanted = value()
+          .split(',')
+          .map((name) => name.trim())
+          .filter(Boolean);
+        for (const name of wanted) {
+          if (!(scenarioNames as readonly string[]).includes(name)) {
+            throw new Error(`unknown scenario "${name}" (known: ${scenarioNames.join(', ')})`);
+          }
+        }
+        scenarios = scenarioNames.filter((name) => wanted.includes(name));
+        break;
+      }
       case '--seed':
         seed = positiveInteger(flag, value());
         break;
@@ -71,11 +90,11 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
         break;
       default:
         throw new Error(
-          `unknown argument "${argument}" (known: --quick, --backends a,b, --seed N, --cycles N, --dump DIR, --no-write, --verbose)`,
+          `unknown argument "${argument}" (known: --quick, --backends a,b, --scenarios mutex,election, --seed N, --cycles N, --dump DIR, --no-write, --verbose)`,
         );
     }
   }
-  return { quick, backends, seed, cycles, write, verbose, dump };
+  return { quick, backends, seed, cycles, write, verbose, dump, scenarios };
 }
 
 function positiveInteger(flag: string, text: string): number {

@@ -6,7 +6,7 @@ import { keepAlive } from '../keep-alive.js';
 import { type Acquirer, acquirerFor } from '../lock-target.js';
 import type { Output } from '../output.js';
 import { onTerminationSignals, signalExitCode } from '../signals.js';
-import { type ChildOutcome, SupervisedChild } from '../supervised-child.js';
+import { notStarted, SupervisedChild } from '../supervised-child.js';
 
 /** Why a wait was cut short by a signal to lockkit. */
 class SignalledWhileWaiting extends Error {
@@ -86,7 +86,7 @@ export async function runCommand(run: RunCommand, output: Output): Promise<numbe
 
     const stillHeld = await handle.release();
     if (run.verbose) output.say(`released ${acquirer.description} (held throughout: ${stillHeld})`);
-    if (outcome.kind === 'not-started') return notStarted(outcome, run, output);
+    if (outcome.kind === 'not-started') return notStarted(outcome, run.argv, output);
     if (lost) return exitCodes.lost;
     if (!stillHeld) {
       output.say(
@@ -131,16 +131,4 @@ async function acquire(
     );
   }
   return handle;
-}
-
-function notStarted(
-  outcome: Extract<ChildOutcome, { kind: 'not-started' }>,
-  run: RunCommand,
-  output: Output,
-): number {
-  const missing = outcome.error.code === 'ENOENT';
-  output.say(
-    `cannot run ${JSON.stringify(run.argv[0])}: ${missing ? 'command not found' : outcome.error.message}`,
-  );
-  return missing ? exitCodes.notFound : exitCodes.cannotExecute;
 }

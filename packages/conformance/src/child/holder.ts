@@ -3,7 +3,8 @@
  * <maxCount> <name>`. Acquires, prints `{"event":"acquired","fencingToken":"…"}`, waits for
  * "release" on stdin, releases, closes the provider, prints `{"event":"released","held":…}` and
  * exits — or, with LOCKKIT_HOLDER_NATURAL_EXIT=1, lets the process end by itself (it must:
- * after release() and close() nothing of the provider's may keep it alive).
+ * after release() and close() nothing of the provider's may keep it alive). Kind `election`
+ * campaigns in the election `name` instead: the epoch is the token, and "release" resigns.
  */
 import type { ILockProvider, LockHandle, LockKind } from '@lockkit/core';
 
@@ -15,7 +16,7 @@ async function main(): Promise<void> {
   const [moduleUrl, exportName, kind, maxCount, name] = process.argv.slice(2) as [
     string,
     string,
-    LockKind,
+    LockKind | 'election',
     string,
     string,
   ];
@@ -26,8 +27,11 @@ async function main(): Promise<void> {
   const factory = loaded[exportName];
   if (typeof factory !== 'function') throw new Error(`${moduleUrl} has no export ${exportName}`);
   const provider = await factory();
-  let handle: LockHandle;
-  if (kind === 'mutex') handle = await provider.createLock(name).acquire();
+  let handle: Pick<LockHandle, 'fencingToken' | 'release'>;
+  if (kind === 'election') {
+    const term = await provider.createElection(name).campaign();
+    handle = { fencingToken: term.epoch, release: () => term.resign().then(() => true) };
+  } else if (kind === 'mutex') handle = await provider.createLock(name).acquire();
   else if (kind === 'read') handle = await provider.createReadWriteLock(name).acquireRead();
   else if (kind === 'write') handle = await provider.createReadWriteLock(name).acquireWrite();
   else handle = await provider.createSemaphore(name, Number(maxCount)).acquire();

@@ -5,6 +5,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { ChildProviderSpec } from '../options.js';
 import type { LockSpec } from '../support.js';
 
+/** What a child holds: a lock, or the leadership of an election (its epoch is the token). */
+export type HolderSpec = LockSpec | { readonly kind: 'election'; readonly maxCount: 1 };
+
 /** A lock held by a child process. */
 export interface ChildHolder {
   readonly pid: number;
@@ -36,7 +39,7 @@ const holderScript = new URL(
 export async function spawnHolder(
   child: ChildProviderSpec,
   name: string,
-  spec: LockSpec,
+  spec: HolderSpec,
   timeoutMs: number,
   options: { readonly naturalExit?: boolean } = {},
 ): Promise<ChildHolder> {
