@@ -1,0 +1,6 @@
+import type { ViteUserConfig } from 'vitest/config';
+import { packageTests } from '../../vitest.shared.js';
+
+const config: ViteUserConfig = packageTests();
+
+export default config;
