@@ -9,6 +9,7 @@ import {
   now,
   type WaitContext,
 } from '@lockkit/core/backend';
+import { EtcdLeaseInvalidError } from 'etcd3';
 import { BackgroundWork } from './background-work.js';
 import { connect, type EtcdConnection, unavailable } from './etcd-connection.js';
 import { etcdCapabilities, type ResolvedEtcdOptions } from './etcd-options.js';
@@ -185,6 +186,11 @@ export class EtcdLockBackend implements LockBackend<EtcdGrant> {
       entered = await enterQueue(client, prefix, key, session.id, this.#owner, deadline);
       session.answered(true);
     } catch (error) {
+      if (error instanceof EtcdLeaseInvalidError) {
+        // Revoked or expired before our keepalive noticed: a new session, and start over.
+        session.lose('the etcd lease expired or was revoked', error);
+        throw gone('the etcd lease expired or was revoked', error);
+      }
       session.answered(false);
       this.#removeLater(session, key, undefined); // in case it got through unanswered
       throw error;
