@@ -46,8 +46,14 @@ export class QueueWait {
     if (this.#watch && sameTarget(target, this.#target)) return;
     this.#watch?.close();
     this.#target = target;
-    this.#watch =
-      target && watchFrom(this.#client, target, listedAt + 1n, () => this.#wake.notify());
+    const watch =
+      target &&
+      watchFrom(this.#client, target, listedAt + 1n, (event) => {
+        // A watch the server cancelled is replaced at the next listing.
+        if (event === 'failed' && this.#watch === watch) this.unfollow();
+        this.#wake.notify();
+      });
+    this.#watch = watch;
   }
 
   /** Drops the watch (after a listing failed: look again after the poll interval only). */
