@@ -241,10 +241,11 @@ export class EtcdLockBackend implements LockBackend<EtcdGrant> {
 
   /** The grant for our key; from now on a deletion of the key is the loss of the lock. */
   #grant(session: LeaseSession, prefix: string, key: string, createRevision: bigint): EtcdGrant {
-    // Watched from the key's creation on, so a deletion since then is reported too.
     const { client } = this.connection;
     const watch = new OwnKeyWatch(client, key, createRevision, this.#options.commandTimeoutMs);
-    watch.start();
+    // Watched once the hold has lasted a third of the lease (at most 1 s), from the key's
+    // creation on: within the declared detection bound, and free for short holds.
+    watch.start(Math.min(1000, session.ttlMs / 3));
     return { fencingToken: createRevision, key, prefix, createRevision, session, watch };
   }
 

@@ -1,8 +1,13 @@
 /**
- * Watches on `etcd3`'s one multiplexed watch stream per client. A watch starts at a given
- * revision, so nothing that happened after the listing it is based on is missed, however late
- * the watch reaches the server; the client re-creates it from the last revision it saw when
- * the stream breaks (for example, when a member dies).
+ * Watches on `etcd3`'s one multiplexed watch stream per client; the client re-creates a watch
+ * from the last revision it saw when the stream breaks (for example, when a member dies).
+ *
+ * A watch that starts at a past revision is "unsynced" on the server: etcd replays what it
+ * missed, and delivers what comes next, from a loop that runs every 100 ms. So a watch that
+ * must be prompt starts at the present (`since` mode): its creation answer says which
+ * revision the present was, and when that is later than what the owner last saw, the owner
+ * is told to look again (`moved`). A watch that must not miss a past event (`from` mode)
+ * starts at that revision and accepts the delay.
  *
  * @module
  */
@@ -16,25 +21,29 @@ export type WatchTarget =
 
 /**
  * What a watch reports: a change; that it ended without one (cancelled by the server); or
- * that it reached the server after the store had moved past its start revision (`behind`):
- * etcd then replays the missed events from a loop that runs every 100 ms, so the owner had
- * better look at once than wait for them.
+ * that the store moved on between what the owner last saw and the watch's start (`moved`):
+ * the owner looks again.
  */
-export type WatchEvent = 'put' | 'delete' | 'failed' | 'behind';
+export type WatchEvent = 'put' | 'delete' | 'failed' | 'moved';
+
+/** Where a watch starts: at the present (`since`: the owner has seen up to that revision), or at a past revision (`from`). */
+export type WatchStart = { readonly since: bigint } | { readonly from: bigint };
 
 /** A running watch; `close()` cancels it (never throws, never waits). */
 export interface KeyWatch {
   close(): void;
 }
 
-/** Starts watching `target` from `fromRevision`, calling `onEvent` for every event. */
+/** Starts watching `target`, calling `onEvent` for every event. */
 export function watchFrom(
   client: Etcd3,
   target: WatchTarget,
-  fromRevision: bigint,
+  start: WatchStart,
   onEvent: (event: WatchEvent) => void,
 ): KeyWatch {
-  let builder = client.watch().startRevision(fromRevision.toString());
+  let builder = client.watch();
+  if ('from' in start) builder = builder.startRevision(start.from.toString());
+  const seen = 'since' in start ? start.since : start.from - 1n;
   builder =
     'key' in target
       ? builder.key(target.key)
@@ -46,8 +55,9 @@ export function watchFrom(
   const report = (event: WatchEvent): void => {
     if (!closed) onEvent(event);
   };
+  // Also after a reconnection (the client starts again where it left off, unsynced).
   watcher.on('connected', (response: IWatchResponse) => {
-    if (BigInt(response.header.revision) >= fromRevision) report('behind');
+    if (BigInt(response.header.revision) > seen) report('moved');
   });
   watcher.on('put', () => report('put'));
   watcher.on('delete', () => report('delete'));

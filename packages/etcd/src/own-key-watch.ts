@@ -4,10 +4,15 @@ import { stillOwned } from './queue-store.js';
 
 type GoneListener = (reason: string, cause: unknown) => void;
 
+/** Pause between checks of the key while etcd cannot be asked. */
+const recheckDelayMs = 200;
+
 /**
- * Watches a contender's own key from its creation on, for the whole wait and hold: a key that
- * is deleted (by an operator, another client, or with its lease) wakes the waiting contender,
- * and once it holds the lock, is reported as the loss of the lock.
+ * Watches a holder's own key: a deletion (by an operator, another client, or with its lease)
+ * is the loss of the lock. The watch starts from the key's creation on, so no deletion is
+ * missed; it is created only once the hold has lasted `delayMs`, so short holds cost no watch
+ * at all (a deletion within that time is reported when the watch starts: the server replays
+ * it).
  */
 export class OwnKeyWatch {
   readonly #client: Etcd3;
@@ -18,6 +23,7 @@ export class OwnKeyWatch {
   #listener: GoneListener | undefined;
   #gone: { reason: string; cause: unknown } | undefined;
   #closed = false;
+  #timer: NodeJS.Timeout | undefined;
 
   constructor(client: Etcd3, key: string, createRevision: bigint, checkTimeoutMs: number) {
     this.#client = client;
@@ -31,9 +37,10 @@ export class OwnKeyWatch {
     return this.#gone !== undefined;
   }
 
-  /** Starts watching (from just after the key's creation, so no deletion is missed). */
-  start(): void {
-    this.#open(this.#createRevision + 1n);
+  /** Starts watching after `delayMs`, from just after the key's creation. */
+  start(delayMs: number): void {
+    this.#timer = setTimeout(() => this.#open(this.#createRevision + 1n), delayMs);
+    this.#timer.unref(); // the hold keeps the process alive, not this timer
   }
 
   /**
@@ -53,6 +60,7 @@ export class OwnKeyWatch {
   /** Stops watching. */
   close(): void {
     this.#closed = true;
+    clearTimeout(this.#timer);
     this.#listener = undefined;
     this.#watch?.close();
     this.#watch = undefined;
@@ -63,7 +71,7 @@ export class OwnKeyWatch {
     this.#watch = watchFrom(
       this.#client,
       { key: this.#key, deletesOnly: true },
-      fromRevision,
+      { from: fromRevision },
       (event) => {
         if (event === 'delete') this.#end('the lock key was deleted');
         else if (event === 'failed') void this.#recheck();
@@ -71,23 +79,28 @@ export class OwnKeyWatch {
     );
   }
 
-  /** The server dropped the watch: look whether the key is still there, and watch again. */
+  /**
+   * The server dropped the watch (a member stopping, a compaction): look whether the key is
+   * still there, and watch again from there. While etcd cannot be asked, keep asking: the
+   * lease's keepalive decides whether the session (and so the hold) is gone meanwhile.
+   */
   async #recheck(): Promise<void> {
     this.#watch = undefined;
-    try {
-      const deadline = performance.now() + this.#checkTimeoutMs;
-      const { owned, revision } = await stillOwned(
-        this.#client,
-        this.#key,
-        this.#createRevision,
-        deadline,
-      );
-      if (!owned) this.#end('the lock key was deleted');
-      else this.#open(revision + 1n);
-    } catch (error) {
-      // Cannot tell: the lease's keepalive decides whether the session (and so the hold) is
-      // still there; a key that vanished meanwhile is reported as lost to be safe.
-      this.#end('the watch on the lock key ended and the key could not be checked', error);
+    while (!this.#closed && !this.#gone) {
+      try {
+        const deadline = performance.now() + this.#checkTimeoutMs;
+        const { owned, revision } = await stillOwned(
+          this.#client,
+          this.#key,
+          this.#createRevision,
+          deadline,
+        );
+        if (!owned) this.#end('the lock key was deleted');
+        else this.#open(revision + 1n);
+        return;
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, recheckDelayMs));
+      }
     }
   }
 

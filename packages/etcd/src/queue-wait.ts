@@ -38,7 +38,8 @@ export class QueueWait {
   }
 
   /**
-   * Watches what `decision` names, from just after the listing it came from (`listedAt`), so
+   * Watches what `decision` names. The watch starts at the present; if the store moved on
+   * since the listing the decision came from (`listedAt`), the next wait ends at once, so
    * nothing since that listing is missed. A target that stays the same keeps its watch.
    */
   follow(decision: Decision, listedAt: bigint): void {
@@ -48,7 +49,7 @@ export class QueueWait {
     this.#target = target;
     const watch =
       target &&
-      watchFrom(this.#client, target, listedAt + 1n, (event) => {
+      watchFrom(this.#client, target, { since: listedAt }, (event) => {
         // A watch the server cancelled is replaced at the next listing.
         if (event === 'failed' && this.#watch === watch) this.unfollow();
         this.#wake.notify();

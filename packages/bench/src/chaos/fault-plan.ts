@@ -37,6 +37,14 @@ const faultsOf: Readonly<Record<BackendId, readonly FaultKind[]>> = {
     'restart-server',
     'kill-server',
   ],
+  etcd: [
+    'kill-holder',
+    'stop-holder',
+    'drop-connections',
+    'pause-server',
+    'restart-server',
+    'kill-server',
+  ],
   file: ['kill-holder', 'stop-holder'],
 };
 
@@ -46,6 +54,7 @@ const slowInQuick: Readonly<Partial<Record<BackendId, readonly FaultKind[]>>> = 
   postgres: ['kill-server'],
   mysql: ['kill-server'],
   zookeeper: ['kill-server'],
+  etcd: ['kill-server'],
 };
 
 /**
