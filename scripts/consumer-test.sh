@@ -37,7 +37,7 @@ LOWEST_CLIENTS=${LOWEST_CLIENTS:-"ioredis@5.2.5 pg@8.11.0 mysql2@3.3.0 node-zook
 NEWEST_CLIENTS=${NEWEST_CLIENTS:-"ioredis@6 pg@8 mysql2@3 node-zookeeper-client@1 proper-lockfile@4 typescript@latest"}
 CONSUMER_SETS=${CONSUMER_SETS:-"lowest newest"}
 tools="jest@30 esbuild@0 @types/node@20"
-packages=(core file redis postgres mysql zookeeper lockkit cli)
+packages=(core file redis postgres mysql zookeeper etcd lockkit cli)
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/lockkit-consumer.XXXXXX")
 # The apps must see only what npm installed into them: no NODE_PATH (pnpm's bin shims set
@@ -121,7 +121,7 @@ install_app() {
     process.stdout.write(JSON.stringify({ name: "consumer-app", version: "1.0.0", private: true, overrides }, null, 2));
   ' "$clients" >"$app/package.json"
   local lockkit_tgzs=()
-  for name in core file redis postgres mysql zookeeper lockkit cli; do lockkit_tgzs+=("${tarball[$name]}"); done
+  for name in core file redis postgres mysql zookeeper etcd lockkit cli; do lockkit_tgzs+=("${tarball[$name]}"); done
   # shellcheck disable=SC2086 # the client and tool lists are word lists on purpose
   (cd "$app" && npm_install "${lockkit_tgzs[@]}" $clients $tools)
   cp -r "$fixtures/." "$app/"
@@ -193,7 +193,7 @@ for set in $CONSUMER_SETS; do
   echo "--- $set: installed $versions($(elapsed))"
   await_servers
   cd "$app"
-  for backend in file redis redlock postgres mysql zookeeper url; do
+  for backend in file redis redlock postgres mysql zookeeper etcd url; do
     cell "$set" "esm import $backend" node smoke.mjs "$backend"
     cell "$set" "cjs require $backend" node smoke.cjs "$backend"
   done

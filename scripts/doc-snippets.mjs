@@ -226,6 +226,7 @@ const serverVariables = {
   REDIS_URL: 'redis',
   MYSQL_URL: 'mariadb',
   ZOOKEEPER_HOSTS: 'zookeeper',
+  ETCD_ENDPOINTS: 'etcd',
 };
 
 async function startServers(kinds) {
@@ -236,6 +237,7 @@ async function startServers(kinds) {
     redis: () => testkit.startRedisServer(),
     mariadb: () => testkit.startMariaDb(),
     zookeeper: () => testkit.startZooKeeper(),
+    etcd: () => testkit.startEtcd(),
   };
   const servers = {};
   const stop = () => Promise.all(Object.values(servers).map((server) => server.stop()));
@@ -250,6 +252,7 @@ async function startServers(kinds) {
     REDIS_URL: servers.redis?.url,
     MYSQL_URL: servers.mariadb?.url,
     ZOOKEEPER_HOSTS: servers.zookeeper && `${servers.zookeeper.host}:${servers.zookeeper.port}`,
+    ETCD_ENDPOINTS: servers.etcd && `${servers.etcd.host}:${servers.etcd.port}`,
   };
   return { environment, stop };
 }

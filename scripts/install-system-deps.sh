@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages whose servers the tests start (see docs: real servers in tests):
-#   redis-server, postgresql, mariadb-server, zookeeper.
+#   redis-server, postgresql, mariadb-server, zookeeper, etcd-server (+ etcd-client for etcdctl).
 # Idempotent and quick: when every server binary is present it does nothing (no apt-get call).
 # Installs only what is missing, as root or through passwordless sudo; otherwise prints the
 # packages to install and exits with status 1.
@@ -36,9 +36,11 @@ have_postgres || missing+=(postgresql)
 { have_executable mariadb-install-db mysql_install_db && have_executable mariadbd mysqld; } ||
   missing+=(mariadb-server)
 have_zookeeper || missing+=(zookeeper)
+have_executable etcd || missing+=(etcd-server)
+have_executable etcdctl || missing+=(etcd-client)
 
 if [ "${#missing[@]}" -eq 0 ]; then
-  echo "install-system-deps: redis-server, postgresql, mariadb-server and zookeeper are installed."
+  echo "install-system-deps: redis-server, postgresql, mariadb-server, zookeeper and etcd are installed."
   exit 0
 fi
 

@@ -38,6 +38,10 @@ const openers = {
     const { createZooKeeperLockProvider } = require('@lockkit/zookeeper');
     return () => createZooKeeperLockProvider({ connectionString: new URL(env.zookeeperUrl).host });
   },
+  etcd: () => {
+    const { createEtcdLockProvider } = require('@lockkit/etcd');
+    return () => createEtcdLockProvider({ hosts: new URL(env.etcdUrl).host });
+  },
 };
 
 async function main(which) {
@@ -57,6 +61,7 @@ async function main(which) {
       env.postgresUrl,
       env.mysqlUrl,
       env.zookeeperUrl,
+      env.etcdUrl,
     ];
     const done = [];
     for (const url of urls) {

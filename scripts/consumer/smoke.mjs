@@ -1,5 +1,5 @@
 // ESM smoke: `node smoke.mjs <backend>`; backend is file, redis, redlock, postgres, mysql,
-// zookeeper or url (lockkit's createLockProvider over every URL). URLs come from env.
+// zookeeper, etcd or url (lockkit's createLockProvider over every URL). URLs come from env.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,6 +39,10 @@ const openers = {
     const { createZooKeeperLockProvider } = await import('@lockkit/zookeeper');
     return () => createZooKeeperLockProvider({ connectionString: new URL(env.zookeeperUrl).host });
   },
+  etcd: async () => {
+    const { createEtcdLockProvider } = await import('@lockkit/etcd');
+    return () => createEtcdLockProvider({ hosts: new URL(env.etcdUrl).host });
+  },
 };
 
 const which = process.argv[2];
@@ -51,6 +55,7 @@ if (which === 'url') {
     env.postgresUrl,
     env.mysqlUrl,
     env.zookeeperUrl,
+    env.etcdUrl,
   ];
   const done = [];
   for (const url of urls) {

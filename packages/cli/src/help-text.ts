@@ -24,6 +24,7 @@ Lock URLs (install the backend package next to lockkit):
   postgres://user:password@host/db     PostgreSQL advisory locks        @lockkit/postgres
   mysql://user:password@host/db        MySQL or MariaDB (mariadb://)    @lockkit/mysql
   zookeeper://zk1:2181,zk2:2181/app    ZooKeeper (zk:// too)            @lockkit/zookeeper
+  etcd://e1:2379,e2:2379,e3:2379       etcd (etcds:// for TLS)          @lockkit/etcd
   memory:                              this process only, for trying things out
   Provider options go in the query: file:///var/lock/myapp?leaseMs=10000&namespace=billing
 
@@ -41,7 +42,7 @@ command exits. Nothing about the command changes, except that it gets:
   LOCKKIT_FENCING_TOKEN   this hold's fencing token (a decimal integer that only grows)
   LOCKKIT_LOCK_NAME       the lock name
   LOCKKIT_LOCK_KIND       mutex, read, write or semaphore
-  LOCKKIT_BACKEND         file, redis, postgres, mysql, zookeeper or memory
+  LOCKKIT_BACKEND         file, redis, postgres, mysql, zookeeper, etcd or memory
 Pass the token to whatever you write to, so it can refuse a writer whose lock was lost.
 
 The lock URL: the <url> argument, else the content of --url-file <file>, else the
@@ -153,6 +154,7 @@ or with --semaphore <n> the semaphore of n permits), as far as the backend can t
   file        holder process id and host, last heartbeat, last fencing token
   postgres    holder sessions (backend pid, application name, client address) and waiters
   mysql       holder sessions (connection id, user, host)
+  etcd        holders and waiters in queue order (process id and host, lease, fencing token)
   redis, zookeeper, memory   cannot tell who holds a lock (the command says why)
 It only reads: it never takes or changes the lock. The URL comes from the argument,
 --url-file or LOCKKIT_URL, as for run.

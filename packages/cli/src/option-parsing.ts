@@ -36,6 +36,8 @@ export const lockUrlSchemes: readonly string[] = [
   'mariadb',
   'zookeeper',
   'zk',
+  'etcd',
+  'etcds',
 ];
 
 /** Parses `args` strictly; every problem becomes a {@link UsageError}. */

@@ -2,7 +2,7 @@ import { attachServer } from '@lockkit/testkit';
 import { describe, expect, inject, it } from 'vitest';
 import { childCommand, LockkitProcess, lockkit } from './lockkit-process.js';
 
-// `lockkit run` and `lockkit inspect` against real PostgreSQL and MariaDB servers from the
+// `lockkit run` and `lockkit inspect` against real PostgreSQL, MariaDB and etcd servers from the
 // testkit. One file, so the connection-killing fault cannot hit another file's test.
 
 const servers = inject('lockkitServers');
@@ -99,5 +99,60 @@ describe('lockkit demo on a server backend', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('backend: postgres at postgres://');
     expect(result.stdout).toContain('OK: exactly 10 sold, no oversell');
+  });
+});
+
+/** Polls `condition` until it holds (server state has no event to await here). */
+async function waitFor(condition: () => Promise<boolean>, timeoutMs: number, what: string) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe('lockkit on etcd', () => {
+  const etcdUrl = servers.etcdUrl!;
+
+  it('run excludes; inspect names the holding process and its lease, and the RW readers and a waiting writer', async () => {
+    const holder = new LockkitProcess(['run', etcdUrl, 'etcd-lock', ...childCommand()]);
+    const ready = await holder.ready();
+    expect(ready).toMatchObject({ backend: 'etcd' });
+    expect((await lockkit('run', etcdUrl, 'etcd-lock', '-t', '0', ...childCommand())).code).toBe(
+      75,
+    );
+    const report = JSON.parse((await lockkit('inspect', etcdUrl, 'etcd-lock', '--json')).stdout);
+    expect(report).toMatchObject({ backend: 'etcd', canTell: true, waiters: [] });
+    expect(report.holders).toHaveLength(1);
+    expect(report.holders[0]).toMatchObject({
+      role: 'holder',
+      details: { pid: holder.pid, fencingToken: ready.token },
+    });
+    holder.finish();
+    await holder.exited;
+
+    const readers = [1, 2].map(
+      () => new LockkitProcess(['run', etcdUrl, 'etcd-rw', '--shared', ...childCommand()]),
+    );
+    await Promise.all(readers.map((reader) => reader.ready()));
+    const writer = new LockkitProcess([
+      'run',
+      etcdUrl,
+      'etcd-rw',
+      '--exclusive',
+      ...childCommand(),
+    ]);
+    const rw = async (): Promise<{ holders: { role: string }[]; waiters: { role: string }[] }> =>
+      JSON.parse((await lockkit('inspect', etcdUrl, 'etcd-rw', '--shared', '--json')).stdout);
+    await waitFor(async () => (await rw()).waiters.length === 1, 10_000, 'the writer waits');
+    const queued = await rw();
+    expect(queued.holders.map((entry) => entry.role)).toEqual(['reader', 'reader']);
+    expect(queued.waiters.map((entry) => entry.role)).toEqual(['waiting']);
+    for (const reader of readers) reader.finish();
+    await writer.ready();
+    writer.finish();
+    await Promise.all([...readers, writer].map((each) => each.exited));
+    const free = await lockkit('inspect', etcdUrl, 'etcd-rw', '--exclusive');
+    expect(free.stdout).toMatch(/read-write lock "etcd-rw" on etcd:\/\/.* \(etcd backend\): free/);
   });
 });

@@ -62,7 +62,7 @@ describe('lockkit: help, version and usage errors', () => {
       ['run', 'memory:', 'x', '--url-file', '', '-c', 'true'],
       /--url-file takes the name of a file/,
     ],
-    [['run', 'etcd://h', 'x', '--', 'true'], /Unknown lock URL scheme "etcd:"/],
+    [['run', 'consul://h', 'x', '--', 'true'], /Unknown lock URL scheme "consul:"/],
     [['run', 'file:///tmp/x?leaseMs=5', 'x', '--', 'true'], /leaseMs must be an integer/],
     [['elect'], /needs a lock URL, an election name and the command/],
     [['elect', 'memory:', 'x', '--'], /lockkit elect: no command after "--"/],
@@ -73,7 +73,7 @@ describe('lockkit: help, version and usage errors', () => {
     [['elect', 'x', '--', 'true'], /lockkit elect needs a lock URL/],
     [['inspect', 'memory:'], /needs a lock name after the lock URL/],
     [['inspect', 'x'], /needs a lock URL/],
-    [['inspect', 'etcd://h', 'x'], /Unknown lock URL scheme "etcd:"/],
+    [['inspect', 'consul://h', 'x'], /Unknown lock URL scheme "consul:"/],
     [['inspect', 'postgres://h/db?idleTimeoutMs=x', 'x'], /"idleTimeoutMs" must be a number/],
   ])('%j → 64', async (args, message) => {
     const result = await lockkit(...args);

@@ -4,7 +4,7 @@ const brand: unique symbol = Symbol.for('lockkit.backend-not-installed');
 
 /** Fields of {@link BackendNotInstalledError}. */
 export interface BackendNotInstalledDetails {
-  /** Backend the URL asked for: `redis`, `postgres`, `mysql`, `zookeeper` or `file`. */
+  /** Backend the URL asked for: `redis`, `postgres`, `mysql`, `zookeeper`, `etcd` or `file`. */
   readonly backend: string;
   /** The package that could not be found (the backend package or its client library). */
   readonly missingPackage: string;

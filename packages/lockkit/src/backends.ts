@@ -7,7 +7,7 @@
  */
 
 /** Backend ids, as `provider.backend` reports them. */
-export type BackendId = 'memory' | 'file' | 'redis' | 'postgres' | 'mysql' | 'zookeeper';
+export type BackendId = 'memory' | 'file' | 'redis' | 'postgres' | 'mysql' | 'zookeeper' | 'etcd';
 
 /** How a query parameter's text becomes an option value. */
 export type OptionType = 'string' | 'number' | 'boolean';
@@ -132,6 +132,20 @@ export const backends: Readonly<Record<BackendId, BackendInfo>> = Object.freeze(
     urlOwnedOptions: ['connectionString', 'client'],
     passesQueryToClient: false,
   },
+  etcd: {
+    id: 'etcd',
+    packageName: '@lockkit/etcd',
+    factory: 'createEtcdLockProvider',
+    packages: ['@lockkit/etcd'],
+    queryOptions: {
+      ...namespace,
+      sessionTtlMs: 'number',
+      commandTimeoutMs: 'number',
+      pollIntervalMs: 'number',
+    },
+    urlOwnedOptions: ['hosts', 'client'],
+    passesQueryToClient: false,
+  },
 } satisfies Record<BackendId, BackendInfo>);
 
 /** URL scheme (lower case, without the colon) → backend. */
@@ -146,4 +160,6 @@ export const schemes: Readonly<Record<string, BackendId>> = Object.freeze({
   mariadb: 'mysql',
   zookeeper: 'zookeeper',
   zk: 'zookeeper',
+  etcd: 'etcd',
+  etcds: 'etcd',
 });

@@ -57,7 +57,7 @@ function suppliedModule(id: BackendId, given: BackendModules | undefined): Provi
       key !== 'memory' && Object.hasOwn(backends, key) ? backends[key as BackendId] : undefined;
     if (info === undefined) {
       throw new InvalidArgumentError(
-        `Unknown backend "${key}" in backendModules (use: file, redis, postgres, mysql, zookeeper)`,
+        `Unknown backend "${key}" in backendModules (use: file, redis, postgres, mysql, zookeeper, etcd)`,
       );
     }
     const create = (module as Record<string, unknown> | null | undefined)?.[info.factory];

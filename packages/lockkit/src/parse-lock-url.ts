@@ -8,7 +8,7 @@ import { splitQuery } from './url-query.js';
 /**
  * Extra provider options for {@link createLockProvider}: the backend factory's own options
  * (see the backend package's README), except those the URL supplies (`directory`, `nodes`,
- * `connection`, `pool`, `connectionString`, `client`). They win over query parameters.
+ * `connection`, `pool`, `connectionString`, `client`, `hosts`). They win over query parameters.
  */
 export interface CreateLockProviderOptions {
   /**
@@ -56,10 +56,11 @@ export interface LockUrl {
  * | `postgres://…`, `postgresql://…` | `@lockkit/postgres` (the URL is pg's connection string) |
  * | `mysql://…`, `mariadb://…` | `@lockkit/mysql` (the URL is mysql2's) |
  * | `zookeeper://h1[:p],h2[:p][/chroot]`, `zk://…` | `@lockkit/zookeeper` |
+ * | `etcd://[user:pass@]h1[:p],h2[:p][/key/prefix/]`, `etcds://…` (TLS) | `@lockkit/etcd` |
  *
  * Query parameters named like a provider option of the backend (`?leaseMs=10000&namespace=app`)
  * set that option; others are left in the URL for the client library (Redis, PostgreSQL,
- * MySQL) or rejected (files, memory, ZooKeeper).
+ * MySQL) or rejected (files, memory, ZooKeeper, etcd).
  */
 export function parseLockUrl(url: string | URL, options: CreateLockProviderOptions = {}): LockUrl {
   const text = typeof url === 'string' ? url : url instanceof URL ? url.href : undefined;
@@ -196,7 +197,43 @@ const parsers: Record<BackendId, Parser> = {
         : { auth: [{ scheme: 'digest', auth: decodeUserInfo(parts.userInfo, shown) }] };
     return { connectionString: hosts + chroot, ...auth, ...options };
   },
+
+  etcd: (url, backend, shown) => {
+    const parts = splitUrl(url, shown);
+    if (parts.hosts.length === 0) {
+      throw new InvalidArgumentError(`An etcd URL needs at least one host: ${shown}`);
+    }
+    const { options } = splitQuery(parts.query, backend, shown);
+    const scheme = parts.scheme === 'etcds' ? 'https://' : '';
+    const hosts = parts.hosts.map((host) => scheme + withPort(host, 2379, shown));
+    const path = decodePart(parts.path, shown);
+    const keyPrefix =
+      path === '' || path === '/' ? {} : { keyPrefix: path.endsWith('/') ? path : `${path}/` };
+    const auth = parts.userInfo === '' ? {} : { auth: etcdUser(parts.userInfo, shown) };
+    return { hosts, ...keyPrefix, ...auth, ...options };
+  },
 };
+
+function decodePart(text: string, shown: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw new InvalidArgumentError(`Malformed percent-encoding in ${shown}`);
+  }
+}
+
+function etcdUser(userInfo: string, shown: string): { username: string; password: string } {
+  const colon = userInfo.indexOf(':');
+  if (colon < 0) {
+    throw new InvalidArgumentError(
+      `An etcd URL's user needs a password (user:password@…): ${shown}`,
+    );
+  }
+  return {
+    username: decodePart(userInfo.slice(0, colon), shown),
+    password: decodePart(userInfo.slice(colon + 1), shown),
+  };
+}
 
 /** The URL with lockkit's parameters removed, checked by WHATWG `URL`. */
 function checkedUrl(url: string, query: string, clientQuery: string, shown: string): string {

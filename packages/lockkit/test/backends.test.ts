@@ -25,6 +25,7 @@ const cases: readonly (readonly [string, string, string])[] = [
   ['mariadb:', withScheme(servers.mysql, 'mariadb'), 'mysql'],
   ['zookeeper:', servers.zookeeper, 'zookeeper'],
   ['zk:', withScheme(servers.zookeeper, 'zk'), 'zookeeper'],
+  ['etcd:', `${servers.etcd}/lockkit-url-test/`, 'etcd'],
 ];
 
 describe('createLockProvider on real servers', () => {

@@ -108,6 +108,7 @@ describe('a backend that is not installed', () => {
   it.each([
     ['mysql://root@127.0.0.1:1/x', '@lockkit/mysql'],
     ['zk://127.0.0.1:1', '@lockkit/zookeeper'],
+    ['etcd://127.0.0.1:1', '@lockkit/etcd'],
   ])('%s → %s', async (url, missingPackage) => {
     expect(await attempt(url)).toMatchObject({ notInstalled: true, missingPackage });
   });

@@ -67,6 +67,19 @@ describe('parseLockUrl: schemes → backend and factory options', () => {
         assumePathExists: true,
       },
     ],
+    ['etcd://e1,e2:2380', 'etcd', { hosts: ['e1:2379', 'e2:2380'] }],
+    ['etcd://e1/', 'etcd', { hosts: ['e1:2379'] }],
+    [
+      'etcds://app:s%40cret@e1:2379/team%20a/locks?sessionTtlMs=4000&namespace=orders',
+      'etcd',
+      {
+        hosts: ['https://e1:2379'],
+        keyPrefix: '/team a/locks/',
+        auth: { username: 'app', password: 's@cret' },
+        sessionTtlMs: 4000,
+        namespace: 'orders',
+      },
+    ],
   ])('%s', (url, backend, providerOptions) => {
     const resolved = parseLockUrl(url);
     expect(resolved.backend).toBe(backend);
@@ -78,6 +91,7 @@ describe('parseLockUrl: schemes → backend and factory options', () => {
     expect(parseLockUrl('postgres://h/db').packages).toEqual(['@lockkit/postgres', 'pg']);
     expect(parseLockUrl('mysql://h/db').packages).toEqual(['@lockkit/mysql', 'mysql2']);
     expect(parseLockUrl('zk://h').packages).toEqual(['@lockkit/zookeeper']);
+    expect(parseLockUrl('etcd://h').packages).toEqual(['@lockkit/etcd']);
     expect(parseLockUrl('file:///tmp/x').packages).toEqual(['@lockkit/file']);
     expect(parseLockUrl('memory:').packageName).toBe('@lockkit/core');
   });
@@ -117,7 +131,7 @@ describe('parseLockUrl: what it refuses (InvalidArgumentError, before any import
     ['', /no scheme/],
     ['localhost:6379', /Unknown lock URL scheme "localhost:"/],
     ['memory', /no scheme/],
-    ['etcd://h:2379', /Unknown lock URL scheme "etcd:".*redis:.*zk:/],
+    ['consul://h:8500', /Unknown lock URL scheme "consul:".*redis:.*zk:.*etcd:/],
     ['memory:store-1', /memory URL has no host or path/],
     ['file:locks', /absolute directory/],
     ['file:/var/lock', /absolute directory/],
@@ -135,6 +149,9 @@ describe('parseLockUrl: what it refuses (InvalidArgumentError, before any import
     ['postgres://h/db?namespace=%E0%A4%A', /Malformed percent-encoding/],
     ['zookeeper://', /at least one host/],
     ['zookeeper://h?chroot=/x', /Unknown query parameter "chroot"/],
+    ['etcd://', /at least one host/],
+    ['etcd://h?keyPrefix=/x/', /Unknown query parameter "keyPrefix"/],
+    ['etcd://user@h', /needs a password/],
   ])('%j', (url, message) => {
     const attempt = () => parseLockUrl(url);
     expect(attempt).toThrow(InvalidArgumentError);
@@ -150,6 +167,7 @@ describe('parseLockUrl: what it refuses (InvalidArgumentError, before any import
       /createPostgresLockProvider/,
     );
     expect(() => parseLockUrl('zk://h', { client: {} })).toThrow(InvalidArgumentError);
+    expect(() => parseLockUrl('etcd://h', { hosts: ['a:1'] })).toThrow(/createEtcdLockProvider/);
     expect(() => parseLockUrl('memory:', { leaseMs: 5 })).toThrow(/memory takes: namespace, store/);
     expect(() => parseLockUrl(42 as unknown as string)).toThrow(InvalidArgumentError);
   });

@@ -19,6 +19,7 @@ const baseUrls: Record<BackendId, string> = {
   postgres: 'postgres://nobody@127.0.0.1:1/none',
   mysql: 'mysql://nobody@127.0.0.1:1/none',
   zookeeper: 'zookeeper://127.0.0.1:1',
+  etcd: 'etcd://127.0.0.1:1',
 };
 
 /** A valid value for each option (by name where the type alone does not fit). */

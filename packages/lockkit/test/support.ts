@@ -6,10 +6,11 @@ export function serverUrls(): {
   readonly postgres: string;
   readonly mysql: string;
   readonly zookeeper: string;
+  readonly etcd: string;
 } {
   const servers = inject('lockkitServers');
-  const { postgresUrl, mysqlUrl, zookeeperUrl } = servers;
-  if (servers.redisUrls.length < 3 || !postgresUrl || !mysqlUrl || !zookeeperUrl) {
+  const { postgresUrl, mysqlUrl, zookeeperUrl, etcdUrl } = servers;
+  if (servers.redisUrls.length < 3 || !postgresUrl || !mysqlUrl || !zookeeperUrl || !etcdUrl) {
     throw new Error('the global setup did not start every server this suite needs');
   }
   return {
@@ -17,6 +18,7 @@ export function serverUrls(): {
     postgres: postgresUrl,
     mysql: mysqlUrl,
     zookeeper: zookeeperUrl,
+    etcd: etcdUrl,
   };
 }
 

@@ -1,5 +1,6 @@
 import { ControllableServer } from './controllable-server.js';
 import { environmentVariables } from './environment-overrides.js';
+import { etcdOperations } from './etcd-server.js';
 import { ExternalServer } from './external-server.js';
 import { ForeignProcess } from './managed-process.js';
 import { mariaDbOperations } from './mariadb-server.js';
@@ -14,6 +15,7 @@ const operationsByKind: Readonly<Record<ServerKind, ServerOperations>> = {
   postgres: postgresOperations,
   mariadb: mariaDbOperations,
   zookeeper: zooKeeperOperations,
+  etcd: etcdOperations,
 };
 
 /**

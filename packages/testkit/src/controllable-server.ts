@@ -99,7 +99,7 @@ export class ControllableServer implements ServerHandle {
         `${this.#name()}: restart() is not supported on a handle rebuilt by attachServer(): ` +
           'the server belongs to the process that started it (vitest globalSetup). ' +
           'Tests that need restart() should start their own server in the test file ' +
-          '(startRedisServers, startPostgres, startMariaDb, startZooKeeper).',
+          '(startRedisServers, startPostgres, startMariaDb, startZooKeeper, startEtcd).',
       );
     }
     await this.#halt();

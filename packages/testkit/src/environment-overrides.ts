@@ -6,6 +6,7 @@ export const environmentVariables: Readonly<Record<ServerKind, string>> = {
   postgres: 'LOCKKIT_POSTGRES_URL',
   mariadb: 'LOCKKIT_MYSQL_URL',
   zookeeper: 'LOCKKIT_ZOOKEEPER_URL',
+  etcd: 'LOCKKIT_ETCD_URL',
 };
 
 const defaultPorts: Readonly<Record<ServerKind, number>> = {
@@ -13,6 +14,7 @@ const defaultPorts: Readonly<Record<ServerKind, number>> = {
   postgres: 5432,
   mariadb: 3306,
   zookeeper: 2181,
+  etcd: 2379,
 };
 
 /** A server given through the environment. */

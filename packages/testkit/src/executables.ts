@@ -2,7 +2,12 @@ import { accessSync, constants, readdirSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 
 /** Debian packages that provide the servers the test kit runs. */
-export type DebianPackage = 'redis-server' | 'postgresql' | 'mariadb-server' | 'zookeeper';
+export type DebianPackage =
+  | 'redis-server'
+  | 'postgresql'
+  | 'mariadb-server'
+  | 'zookeeper'
+  | 'etcd-server';
 
 /** Thrown when a server binary is not installed; names the package that provides it. */
 export class MissingServerBinaryError extends Error {

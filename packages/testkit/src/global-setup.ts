@@ -1,5 +1,6 @@
 import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
+import { type EtcdServerOptions, startEtcd } from './etcd-server.js';
 import { type MariaDbServerOptions, startMariaDb } from './mariadb-server.js';
 import { type PostgresServerOptions, startPostgres } from './postgres-server.js';
 import { type RedisServerOptions, startRedisServers } from './redis-server.js';
@@ -14,6 +15,8 @@ export interface ServerRequest {
   readonly postgres?: boolean | PostgresServerOptions;
   readonly mariadb?: boolean | MariaDbServerOptions;
   readonly zookeeper?: boolean | ZooKeeperServerOptions;
+  /** One single-member etcd (start clusters in the test file: `startEtcdCluster`). */
+  readonly etcd?: boolean | EtcdServerOptions;
 }
 
 /** What the global setup hands to test files through `inject('lockkitServers')`. */
@@ -26,12 +29,15 @@ export interface LockkitServers {
   readonly mysqlUrl?: string;
   /** `zookeeper://127.0.0.1:PORT` */
   readonly zookeeperUrl?: string;
+  /** `etcd://127.0.0.1:PORT` */
+  readonly etcdUrl?: string;
   /** Full descriptions, for {@link attachServer} (fault hooks from a test file). */
   readonly servers: {
     readonly redis: readonly ServerInfo[];
     readonly postgres?: ServerInfo;
     readonly mariadb?: ServerInfo;
     readonly zookeeper?: ServerInfo;
+    readonly etcd?: ServerInfo;
   };
 }
 
@@ -48,6 +54,7 @@ export interface StartedServers {
   readonly postgres?: ServerHandle;
   readonly mariadb?: ServerHandle;
   readonly zookeeper?: ServerHandle;
+  readonly etcd?: ServerHandle;
   /** Their serialisable description. */
   describe(): LockkitServers;
   /** Stops them all (in parallel); rejects with the first failure after trying every one. */
@@ -75,16 +82,18 @@ export async function startServers(request: ServerRequest): Promise<StartedServe
   const postgresOptions = optionsOf(request.postgres);
   const mariaDbOptions = optionsOf(request.mariadb);
   const zooKeeperOptions = optionsOf(request.zookeeper);
+  const etcdOptions = optionsOf(request.etcd);
   const redisCount = request.redis ?? 0;
-  const [redis, postgres, mariadb, zookeeper] = await Promise.allSettled([
+  const [redis, postgres, mariadb, zookeeper, etcd] = await Promise.allSettled([
     redisCount > 0 ? startRedisServers(redisCount, request.redisOptions) : Promise.resolve([]),
     postgresOptions && startPostgres(postgresOptions),
     mariaDbOptions && startMariaDb(mariaDbOptions),
     zooKeeperOptions && startZooKeeper(zooKeeperOptions),
+    etcdOptions && startEtcd(etcdOptions),
   ]);
   const started: ServerHandle[] = [];
   const failures: unknown[] = [];
-  for (const result of [redis, postgres, mariadb, zookeeper]) {
+  for (const result of [redis, postgres, mariadb, zookeeper, etcd]) {
     if (result.status === 'rejected') failures.push(result.reason);
     else if (Array.isArray(result.value)) started.push(...result.value);
     else if (result.value !== undefined) started.push(result.value);
@@ -100,22 +109,26 @@ export async function startServers(request: ServerRequest): Promise<StartedServe
     postgres: value(postgres),
     mariadb: value(mariadb),
     zookeeper: value(zookeeper),
+    etcd: value(etcd),
   };
   return {
     redis: handles.redis,
     ...(handles.postgres === undefined ? {} : { postgres: handles.postgres }),
     ...(handles.mariadb === undefined ? {} : { mariadb: handles.mariadb }),
     ...(handles.zookeeper === undefined ? {} : { zookeeper: handles.zookeeper }),
+    ...(handles.etcd === undefined ? {} : { etcd: handles.etcd }),
     describe: () => ({
       redisUrls: handles.redis.map((handle) => handle.url),
       ...(handles.postgres === undefined ? {} : { postgresUrl: handles.postgres.url }),
       ...(handles.mariadb === undefined ? {} : { mysqlUrl: handles.mariadb.url }),
       ...(handles.zookeeper === undefined ? {} : { zookeeperUrl: handles.zookeeper.url }),
+      ...(handles.etcd === undefined ? {} : { etcdUrl: handles.etcd.url }),
       servers: {
         redis: handles.redis.map((handle) => handle.describe()),
         ...(handles.postgres === undefined ? {} : { postgres: handles.postgres.describe() }),
         ...(handles.mariadb === undefined ? {} : { mariadb: handles.mariadb.describe() }),
         ...(handles.zookeeper === undefined ? {} : { zookeeper: handles.zookeeper.describe() }),
+        ...(handles.etcd === undefined ? {} : { etcd: handles.etcd.describe() }),
       },
     }),
     stop: () => stopAll(started),

@@ -1,5 +1,11 @@
 export { attachServer } from './attach-server.js';
 export { environmentVariables } from './environment-overrides.js';
+export {
+  type EtcdCluster,
+  type EtcdServerOptions,
+  startEtcd,
+  startEtcdCluster,
+} from './etcd-server.js';
 export { type DebianPackage, MissingServerBinaryError } from './executables.js';
 export { findFreePort } from './free-port.js';
 export {

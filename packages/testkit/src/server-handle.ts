@@ -1,5 +1,5 @@
 /** The kinds of server the test kit runs. */
-export type ServerKind = 'redis' | 'postgres' | 'mariadb' | 'zookeeper';
+export type ServerKind = 'redis' | 'postgres' | 'mariadb' | 'zookeeper' | 'etcd';
 
 /**
  * A plain, serialisable description of a server: what vitest's `provide` hands to test workers,
@@ -61,7 +61,8 @@ export interface ServerHandle extends AsyncDisposable {
    * Closes every client connection from the server's side and returns how many it closed:
    * Redis `CLIENT KILL TYPE normal` and `TYPE pubsub`, PostgreSQL `pg_terminate_backend`,
    * MariaDB `KILL CONNECTION`; ZooKeeper has no command for this, so every session is closed
-   * (which expires it: ephemeral nodes vanish and the client gets a session-expired event).
+   * (which expires it: ephemeral nodes vanish and the client gets a session-expired event);
+   * etcd has none either, so every lease is revoked (each client's session: its keys vanish).
    */
   dropClientConnections(): Promise<number>;
   /** The serialisable description of this server (the pid changes after `restart()`). */

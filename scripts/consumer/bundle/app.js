@@ -7,6 +7,8 @@ import * as redis from '@lockkit/redis';
 import * as zookeeper from '@lockkit/zookeeper';
 import { createLockProvider, LockTimeoutError } from 'lockkit';
 
+// Not @lockkit/etcd: its client, etcd3, reads its .proto files from its own directory at run
+// time, so it cannot be bundled (keep it external).
 const backendModules = { file, mysql, postgres, redis, zookeeper };
 
 async function run(urls) {

@@ -2,6 +2,7 @@
 // nodenext (ESM) and bundler: every package's declarations must resolve with nothing
 // undeclared, and the errors must narrow with instanceof.
 import { acquireAll, type CompositeLockHandle, createMemoryLockProvider } from '@lockkit/core';
+import { createEtcdLockProvider } from '@lockkit/etcd';
 import { createFileLockProvider } from '@lockkit/file';
 import { createMySqlLockProvider } from '@lockkit/mysql';
 import { createPostgresLockProvider } from '@lockkit/postgres';
@@ -26,6 +27,7 @@ export async function main(url: string): Promise<bigint> {
     createPostgresLockProvider({ pool: new pg.Pool() }),
     createMySqlLockProvider({ connection: 'mysql://root@localhost/test' }),
     createZooKeeperLockProvider({ connectionString: 'localhost:2181' }),
+    createEtcdLockProvider({ hosts: 'localhost:2379' }),
   ];
   await Promise.all(providers.map((provider) => provider.close()));
   const backend: string = parseLockUrl(url).backend;

@@ -1,5 +1,13 @@
 /** The backends the bench and the chaos run cover, in the order they report them. */
-export const backendIds = ['redis', 'redlock', 'postgres', 'mysql', 'zookeeper', 'file'] as const;
+export const backendIds = [
+  'redis',
+  'redlock',
+  'postgres',
+  'mysql',
+  'zookeeper',
+  'etcd',
+  'file',
+] as const;
 
 /** One of {@link backendIds}. `redlock` is the Redis backend over several independent nodes. */
 export type BackendId = (typeof backendIds)[number];
@@ -16,5 +24,6 @@ export const backendLabels: Readonly<Record<BackendId, string>> = {
   postgres: 'PostgreSQL',
   mysql: 'MariaDB',
   zookeeper: 'ZooKeeper',
+  etcd: 'etcd',
   file: 'file system',
 };

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   type ServerHandle,
+  startEtcd,
   startMariaDb,
   startPostgres,
   startRedisServers,
@@ -52,6 +53,7 @@ const redlockNodes: Readonly<Record<LabPurpose, number>> = { bench: 3, chaos: 5 
  * - `redlock`: independent nodes without persistence (Redlock's "delayed restart" model).
  * - `postgres`: for the bench with room for 10 000 advisory locks on one connection.
  * - `zookeeper`: tickTime 200 ms so chaos can use 2 s sessions.
+ * - `etcd`: one member, heartbeat 50 ms and election 500 ms, so chaos can use 2 s leases.
  * - The bench runs PostgreSQL, MariaDB and ZooKeeper with their durable defaults (fsync on
  *   commit), as users run them; chaos keeps the test kit's faster settings.
  */
@@ -108,6 +110,7 @@ export async function startLab(backends: readonly BackendId[], purpose: LabPurpo
           }),
         )
       : Promise.resolve(undefined),
+    wants('etcd') ? track(startEtcd(always)) : Promise.resolve(undefined),
   ]);
   const failure = results.find((result) => result.status === 'rejected');
   if (failure) {
@@ -123,6 +126,7 @@ export async function startLab(backends: readonly BackendId[], purpose: LabPurpo
   const postgres = value<ServerHandle | undefined>(2);
   const mariadb = value<ServerHandle | undefined>(3);
   const zookeeper = value<ServerHandle | undefined>(4);
+  const etcd = value<ServerHandle | undefined>(5);
   const serversOf = (backend: BackendId): readonly ServerHandle[] => {
     const list: Record<BackendId, readonly (ServerHandle | undefined)[]> = {
       redis,
@@ -130,6 +134,7 @@ export async function startLab(backends: readonly BackendId[], purpose: LabPurpo
       postgres: [postgres],
       mysql: [mariadb],
       zookeeper: [zookeeper],
+      etcd: [etcd],
       file: [],
     };
     return list[backend].filter((server): server is ServerHandle => server !== undefined);

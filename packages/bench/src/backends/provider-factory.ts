@@ -19,6 +19,10 @@ export const chaosTimings = {
   sessionTimeoutSeconds: 2,
   /** ZooKeeper session (the lab's server runs tickTime 200 ms, so 400..4000 ms are allowed). */
   zookeeperSessionMs: 2000,
+  /** etcd lease TTL (the lab's member allows 1 s), per-request deadline and safety poll. */
+  etcdSessionTtlMs: 2000,
+  etcdCommandTimeoutMs: 1000,
+  etcdPollIntervalMs: 250,
 } as const;
 
 /**
@@ -73,6 +77,19 @@ export async function createProvider(spec: ProviderSpec): Promise<ILockProvider>
               sessionTimeoutMs: chaosTimings.zookeeperSessionMs,
               operationTimeoutMs: chaosTimings.zookeeperSessionMs,
               spinDelayMs: 50,
+            }
+          : {}),
+      });
+    }
+    case 'etcd': {
+      const { createEtcdLockProvider } = await import('@lockkit/etcd');
+      return createEtcdLockProvider({
+        hosts: url.replace(/^etcd:\/\//, ''),
+        ...(chaos
+          ? {
+              sessionTtlMs: chaosTimings.etcdSessionTtlMs,
+              commandTimeoutMs: chaosTimings.etcdCommandTimeoutMs,
+              pollIntervalMs: chaosTimings.etcdPollIntervalMs,
             }
           : {}),
       });

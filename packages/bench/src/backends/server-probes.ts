@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
 import type { BackendId } from './backend-ids.js';
+import { establishedConnections, etcdVersion } from './etcd-probes.js';
 import { fourLetterWord } from './four-letter-word.js';
 
 /** The server software and version behind a backend, e.g. "PostgreSQL 15.8". */
@@ -51,12 +52,17 @@ export async function serverVersion(
       const version = /Zookeeper version: ([^-,\s]+)/.exec(reply)?.[1] ?? '?';
       return `ZooKeeper ${version}`;
     }
+    case 'etcd': {
+      const version = await etcdVersion(server.host, server.port);
+      return servers.length > 1 ? `${version} × ${servers.length} members` : version;
+    }
   }
 }
 
 /**
  * Client connections the server has open right now, not counting the probe's own: Redis
- * `CLIENT LIST`, PostgreSQL `pg_stat_activity`, MariaDB `PROCESSLIST`, ZooKeeper `cons`.
+ * `CLIENT LIST`, PostgreSQL `pg_stat_activity`, MariaDB `PROCESSLIST`, ZooKeeper `cons`,
+ * etcd: the kernel's table of established connections to its client port.
  */
 export async function clientConnections(server: ServerHandle): Promise<number> {
   switch (server.kind) {
@@ -101,5 +107,7 @@ export async function clientConnections(server: ServerHandle): Promise<number> {
       // One line per connection, the probe's own included.
       return reply.split('\n').filter((line) => line.trim().startsWith('/')).length - 1;
     }
+    case 'etcd':
+      return establishedConnections(server.port);
   }
 }

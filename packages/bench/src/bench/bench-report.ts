@@ -88,7 +88,7 @@ pnpm bench --backends postgres,file --no-write
 \`\`\`
 
 The servers come from \`@lockkit/testkit\` (throwaway, on free loopback ports, from the binaries
-installed on the machine: \`redis-server postgresql mariadb-server zookeeper\`); the code is in
+installed on the machine: \`redis-server postgresql mariadb-server zookeeper etcd-server\`); the code is in
 [\`packages/bench\`](../packages/bench).
 `;
 }

@@ -8,6 +8,7 @@ import { measureHandoff } from './measure-handoff.js';
 import { type HeldResult, measureHeld } from './measure-held.js';
 import { measureUncontended } from './measure-uncontended.js';
 import { measureWorkers, type WorkersResult } from './measure-workers.js';
+import { etcdPeers } from './peers/etcd-peers.js';
 import { filePeers } from './peers/file-peers.js';
 import { lockkitContender } from './peers/lockkit-contender.js';
 import { mysqlPeers } from './peers/mysql-peers.js';
@@ -25,6 +26,7 @@ export function contendersFor(backend: BackendId, lab: Lab): Contender[] {
     postgres: () => postgresPeers(url),
     mysql: () => mysqlPeers(url),
     zookeeper: () => zookeeperPeers(url),
+    etcd: () => etcdPeers(url),
     file: () => filePeers(lab.directory),
   };
   return [lockkitContender(spec), ...peers[backend]()];

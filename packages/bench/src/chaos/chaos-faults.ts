@@ -119,13 +119,11 @@ export async function injectFault(kind: FaultKind, context: FaultContext): Promi
       const startedAt = monotonicMs();
       const closed = await Promise.all(context.servers.map((node) => node.dropClientConnections()));
       const total = closed.reduce((sum, count) => sum + count, 0);
-      const what = server?.kind === 'zookeeper' ? 'sessions' : 'connections';
-      return window(
-        `server closed every client ${what} (${total})`,
-        startedAt,
-        monotonicMs(),
-        undefined,
-      );
+      const what =
+        server?.kind === 'etcd'
+          ? 'revoked every client lease'
+          : `closed every client ${server?.kind === 'zookeeper' ? 'sessions' : 'connections'}`;
+      return window(`server ${what} (${total})`, startedAt, monotonicMs(), undefined);
     }
     case 'pause-server': {
       const pauseMs = bounds.lostDetectionMs + 500;

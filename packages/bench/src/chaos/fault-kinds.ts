@@ -4,7 +4,7 @@ export type FaultKind =
   | 'kill-holder'
   /** SIGSTOP a worker that holds a lock for longer than its lease/session, then SIGCONT. */
   | 'stop-holder'
-  /** Close every client connection server-side (ZooKeeper: close every session). */
+  /** Close every client connection server-side (ZooKeeper: close every session; etcd: revoke every lease). */
   | 'drop-connections'
   /** SIGSTOP the server past the lost-detection bound, then SIGCONT. */
   | 'pause-server'

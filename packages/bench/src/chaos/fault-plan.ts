@@ -38,6 +38,14 @@ const faultsOf: Readonly<Record<BackendId, readonly FaultKind[]>> = {
     'restart-server',
     'kill-server',
   ],
+  etcd: [
+    'kill-holder',
+    'stop-holder',
+    'drop-connections',
+    'pause-server',
+    'restart-server',
+    'kill-server',
+  ],
   file: ['kill-holder', 'stop-holder'],
 };
 
@@ -47,6 +55,7 @@ const slowInQuick: Readonly<Partial<Record<BackendId, readonly FaultKind[]>>> = 
   postgres: ['kill-server'],
   mysql: ['kill-server'],
   zookeeper: ['kill-server'],
+  etcd: ['kill-server'],
 };
 
 /** The election scenario's quick run: kill the leader, pause the leader past its bound. */

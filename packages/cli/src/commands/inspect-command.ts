@@ -46,6 +46,10 @@ async function inspectBackend(
       const { inspectMySql } = await import('../inspect/mysql-inspector.js');
       return inspectMySql(options, name, target, lock);
     }
+    case 'etcd': {
+      const { inspectEtcd } = await import('../inspect/etcd-inspector.js');
+      return inspectEtcd(options, name, target, lock);
+    }
     default:
       return {
         backend: resolved.backend,

@@ -1,0 +1,60 @@
+/**
+ * Where a lock's keys live. Each lock is a queue: a key prefix under which every contender
+ * (holder or waiter) has one key, `<prefix><tag>.<uuid>`, attached to its provider's lease.
+ * The tag says what the contender wants (a read-write lock's readers and writers share one
+ * queue); the queue order is the keys' create revision, which etcd assigns.
+ *
+ * @module
+ */
+import { randomUUID } from 'node:crypto';
+import type { LockKind } from '@lockkit/core';
+import { readableKey } from '@lockkit/core/backend';
+
+/**
+ * The queue prefix of a lock (name→key mapping version 1, pinned by tests):
+ * `<keyPrefix><family>.<readable part of the name>.<base32 SHA-256 of namespace, family, name>/`.
+ */
+export function lockPrefix(
+  keyPrefix: string,
+  namespace: string,
+  kind: LockKind,
+  name: string,
+): string {
+  return `${keyPrefix}${readableKey(namespace, kind, name, { maxLength: 200 })}/`;
+}
+
+/** Key tag of each kind. */
+export const keyTags: Readonly<Record<LockKind, string>> = {
+  mutex: 'lock',
+  read: 'read',
+  write: 'write',
+  semaphore: 'permit',
+};
+
+const kindOfTag: Readonly<Record<string, LockKind>> = {
+  lock: 'mutex',
+  read: 'read',
+  write: 'write',
+  permit: 'semaphore',
+};
+
+/** A fresh contender key for `kind` in the queue at `prefix`. */
+export function contenderKey(prefix: string, kind: LockKind): string {
+  return `${prefix}${keyTags[kind]}.${randomUUID()}`;
+}
+
+/** The kind a contender key asks for, or undefined for a key lockkit did not write. */
+export function kindOfKey(prefix: string, key: string): LockKind | undefined {
+  if (!key.startsWith(prefix)) return undefined;
+  const rest = key.slice(prefix.length);
+  const dot = rest.indexOf('.');
+  if (dot < 0 || rest.length - dot - 1 !== 36) return undefined;
+  return kindOfTag[rest.slice(0, dot)];
+}
+
+/** The end of the key range of everything under `prefix` (the prefix with its last byte + 1). */
+export function prefixEnd(prefix: string): Buffer {
+  const end = Buffer.from(prefix);
+  end[end.length - 1] = end[end.length - 1]! + 1;
+  return end;
+}
