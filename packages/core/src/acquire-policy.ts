@@ -60,15 +60,21 @@ export async function acquireWithPolicy<G extends Grant>(
     ? setTimeout(() => controller.abort(timedOut), timeoutMs)
     : undefined;
   const untrack = host.trackWait(controller, request);
-  let waiting = false;
+  /** When the wait began (`lockkit:wait`); undefined until it does. */
+  let waitStart: number | undefined;
   const wait: WaitContext = {
     signal,
     deadline,
     waiting: () => {
-      if (waiting) return;
-      waiting = true;
+      if (waitStart !== undefined) return;
+      waitStart = now();
       publish('wait', () => event(backend, request));
     },
+  };
+  /** The timing fields of an `acquire` / `acquire-failed` event. */
+  const timing = (): { waitedMs: number; waitStartMs?: number } => {
+    const waitedMs = now() - started;
+    return waitStart === undefined ? { waitedMs } : { waitedMs, waitStartMs: waitStart - started };
   };
   const discard = (late: G): void => host.discard(request, late);
   let watch: ReleaseWatch | undefined;
@@ -76,12 +82,14 @@ export async function acquireWithPolicy<G extends Grant>(
   let unreachable: unknown;
   /** How an acquire that got no lock ends (published on `lockkit:acquire-failed`). */
   const failed = (error: unknown): null => {
+    // Aborted: the caller's signal or close() aborted the wait with this error (read before
+    // the abort below, which would make every error look like one).
+    const outcome = signal.aborted && error === signal.reason ? 'aborted' : 'error';
     // Every acquire that ends without a grant aborts `wait.signal` (a no-op if it already
     // did): the one event a backend needs to clean up waiting state.
     controller.abort(error);
     if (error !== timedOut) {
-      const outcome = signal.aborted && error === signal.reason ? 'aborted' : 'error';
-      publish('acquireFailed', () => ({ ...event(backend, request), outcome, error }));
+      publish('acquireFailed', () => ({ ...event(backend, request), ...timing(), outcome, error }));
       throw error;
     }
     const failure = unreachable;
@@ -89,6 +97,7 @@ export async function acquireWithPolicy<G extends Grant>(
       // The server was out of reach at the last attempt: say so, not "someone holds it".
       publish('acquireFailed', () => ({
         ...event(backend, request),
+        ...timing(),
         outcome: 'error',
         error: failure,
       }));
@@ -96,8 +105,8 @@ export async function acquireWithPolicy<G extends Grant>(
     }
     publish('acquireFailed', () => ({
       ...event(backend, request),
+      ...timing(),
       outcome: 'timeout',
-      waitedMs: now() - started,
     }));
     if (throwOnTimeout) throw new LockTimeoutError(request.name, timeoutMs);
     return null;
@@ -136,7 +145,7 @@ export async function acquireWithPolicy<G extends Grant>(
     untrack();
     watch?.close();
   }
-  return adopted(host, request, grant, started);
+  return adopted(host, request, grant, timing);
 }
 
 /** One backend attempt, with a synchronous throw turned into a rejection. */
@@ -172,19 +181,25 @@ async function adopted<G extends Grant>(
   host: AcquireHost<G>,
   request: LockRequest,
   grant: G,
-  started: number,
+  timing: () => { waitedMs: number; waitStartMs?: number },
 ): Promise<LockHandle> {
   const { backend } = host;
   try {
     const handle = await host.adopt(request, grant);
     publish('acquire', () => ({
       ...event(backend, request),
+      ...timing(),
+      handle,
       fencingToken: grant.fencingToken,
-      waitedMs: now() - started,
     }));
     return handle;
   } catch (error) {
-    publish('acquireFailed', () => ({ ...event(backend, request), outcome: 'aborted', error }));
+    publish('acquireFailed', () => ({
+      ...event(backend, request),
+      ...timing(),
+      outcome: 'aborted',
+      error,
+    }));
     throw error;
   }
 }
