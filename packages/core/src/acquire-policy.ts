@@ -1,6 +1,6 @@
 import { raceAbort, timedOut } from './attempt-races.js';
 import type { Grant, LockBackend, LockRequest, ReleaseWatch, WaitContext } from './backend.js';
-import { publish } from './diagnostics.js';
+import { type LockEventDraft, publish } from './diagnostics.js';
 import { BackendUnavailableError } from './errors/backend-unavailable-error.js';
 import { LockTimeoutError } from './errors/lock-timeout-error.js';
 import { now } from './timing.js';
@@ -71,10 +71,11 @@ export async function acquireWithPolicy<G extends Grant>(
       publish('wait', () => event(backend, request));
     },
   };
-  /** The timing fields of an `acquire` / `acquire-failed` event. */
-  const timing = (): { waitedMs: number; waitStartMs?: number } => {
-    const waitedMs = now() - started;
-    return waitStart === undefined ? { waitedMs } : { waitedMs, waitStartMs: waitStart - started };
+  /** The lock and timing fields of an `acquire` / `acquire-failed` event, to add to. */
+  const measured = (): LockEventDraft => {
+    const message: LockEventDraft = { ...event(backend, request), waitedMs: now() - started };
+    if (waitStart !== undefined) message.waitStartMs = waitStart - started;
+    return message;
   };
   const discard = (late: G): void => host.discard(request, late);
   let watch: ReleaseWatch | undefined;
@@ -89,25 +90,18 @@ export async function acquireWithPolicy<G extends Grant>(
     // did): the one event a backend needs to clean up waiting state.
     controller.abort(error);
     if (error !== timedOut) {
-      publish('acquireFailed', () => ({ ...event(backend, request), ...timing(), outcome, error }));
+      publish('acquireFailed', () => Object.assign(measured(), { outcome, error }));
       throw error;
     }
     const failure = unreachable;
     if (failure !== undefined) {
       // The server was out of reach at the last attempt: say so, not "someone holds it".
-      publish('acquireFailed', () => ({
-        ...event(backend, request),
-        ...timing(),
-        outcome: 'error',
-        error: failure,
-      }));
+      publish('acquireFailed', () =>
+        Object.assign(measured(), { outcome: 'error', error: failure }),
+      );
       throw failure;
     }
-    publish('acquireFailed', () => ({
-      ...event(backend, request),
-      ...timing(),
-      outcome: 'timeout',
-    }));
+    publish('acquireFailed', () => Object.assign(measured(), { outcome: 'timeout' as const }));
     if (throwOnTimeout) throw new LockTimeoutError(request.name, timeoutMs);
     return null;
   };
@@ -145,7 +139,7 @@ export async function acquireWithPolicy<G extends Grant>(
     untrack();
     watch?.close();
   }
-  return adopted(host, request, grant, timing);
+  return adopted(host, request, grant, measured);
 }
 
 /** One backend attempt, with a synchronous throw turned into a rejection. */
@@ -181,25 +175,18 @@ async function adopted<G extends Grant>(
   host: AcquireHost<G>,
   request: LockRequest,
   grant: G,
-  timing: () => { waitedMs: number; waitStartMs?: number },
+  measured: () => LockEventDraft,
 ): Promise<LockHandle> {
-  const { backend } = host;
   try {
     const handle = await host.adopt(request, grant);
-    publish('acquire', () => ({
-      ...event(backend, request),
-      ...timing(),
-      handle,
-      fencingToken: grant.fencingToken,
-    }));
+    publish('acquire', () =>
+      Object.assign(measured(), { handle, fencingToken: grant.fencingToken }),
+    );
     return handle;
   } catch (error) {
-    publish('acquireFailed', () => ({
-      ...event(backend, request),
-      ...timing(),
-      outcome: 'aborted',
-      error,
-    }));
+    publish('acquireFailed', () =>
+      Object.assign(measured(), { outcome: 'aborted' as const, error }),
+    );
     throw error;
   }
 }

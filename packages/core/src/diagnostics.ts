@@ -62,6 +62,9 @@ export interface LockEvent {
   readonly error?: unknown;
 }
 
+/** A {@link LockEvent} being built (core's publishers fill it in; not exported from the package). */
+export type LockEventDraft = { -readonly [K in keyof LockEvent]: LockEvent[K] };
+
 const channels = {
   wait: channel(channelNames.wait),
   acquire: channel(channelNames.acquire),

@@ -3,7 +3,8 @@ import { channelNames, InvalidArgumentError, type LockEvent } from '@lockkit/cor
 import { booleanOption, checkOptionKeys } from '@lockkit/core/backend';
 import { diag, type MeterProvider, metrics, type TracerProvider, trace } from '@opentelemetry/api';
 import { type LockNameMode, LockNamer } from './lock-attributes.js';
-import { createInstruments } from './lock-instruments.js';
+import { instrumentsOn } from './lock-instruments.js';
+import { newTallies, SeriesCache } from './lock-series.js';
 import { LockTelemetry } from './lock-telemetry.js';
 
 /** Options of {@link instrumentLocks}. Unknown keys are an `InvalidArgumentError`. */
@@ -84,17 +85,21 @@ export function instrumentLocks(options: InstrumentLocksOptions = {}): LockInstr
   const lockName = checkLockName(options.lockName);
   const tracerProvider = checkProvider(options.tracerProvider, 'tracerProvider', 'getTracer');
   const meterProvider = checkProvider(options.meterProvider, 'meterProvider', 'getMeter');
+  const instruments = emitMetrics
+    ? instrumentsOn(meterProvider ?? metrics.getMeterProvider(), instrumentationScope)
+    : undefined;
+  const series = new SeriesCache(
+    instruments?.tallies ?? newTallies(),
+    new LockNamer(lockName),
+    metricsByName,
+    traces || metricsByName,
+  );
   const telemetry = new LockTelemetry({
     tracer: traces
       ? (tracerProvider ?? trace.getTracerProvider()).getTracer(instrumentationScope)
       : undefined,
-    instruments: emitMetrics
-      ? createInstruments(
-          (meterProvider ?? metrics.getMeterProvider()).getMeter(instrumentationScope),
-        )
-      : undefined,
-    namer: new LockNamer(lockName),
-    metricsByName,
+    instruments,
+    series,
   });
   const handlers: Record<string, (event: LockEvent) => void> = {
     [channelNames.acquire]: (event) => telemetry.acquired(event),

@@ -18,13 +18,9 @@ const primitives: Record<LockKind, string> = {
   semaphore: 'semaphore',
 };
 
-/** How many hashed names are remembered (names repeat; hashing each event would cost more). */
-const hashCacheSize = 1024;
-
 /** Turns lock names into the attribute value the `lockName` option asks for. */
 export class LockNamer {
   readonly #mode: LockNameMode;
-  readonly #hashes = new Map<string, string>();
 
   constructor(mode: LockNameMode) {
     this.#mode = mode;
@@ -35,19 +31,11 @@ export class LockNamer {
     const mode = this.#mode;
     if (mode === 'raw') return name;
     if (mode === 'omit') return undefined;
-    if (mode === 'hash') return this.#hash(name);
-    return mode(name);
-  }
-
-  #hash(name: string): string {
-    let value = this.#hashes.get(name);
-    if (value === undefined) {
-      // UTF-16 code units, so names that differ only in lone surrogates hash differently.
-      value = `sha256:${hash('sha256', Buffer.from(name, 'utf16le'), 'hex').slice(0, 16)}`;
-      if (this.#hashes.size >= hashCacheSize) this.#hashes.clear();
-      this.#hashes.set(name, value);
+    // UTF-16 code units, so names that differ only in lone surrogates hash differently.
+    if (mode === 'hash') {
+      return `sha256:${hash('sha256', Buffer.from(name, 'utf16le'), 'hex').slice(0, 16)}`;
     }
-    return value;
+    return mode(name);
   }
 }
 

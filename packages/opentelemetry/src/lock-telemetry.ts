@@ -1,15 +1,16 @@
 import type { LockEvent, LockHandle } from '@lockkit/core';
 import {
   type Attributes,
-  type Context,
   context,
   type Exception,
+  type HrTime,
   type Span,
   SpanStatusCode,
   type Tracer,
 } from '@opentelemetry/api';
-import { baseAttributes, errorMessage, errorType, type LockNamer } from './lock-attributes.js';
+import { errorMessage, errorType } from './lock-attributes.js';
 import type { LockInstruments } from './lock-instruments.js';
+import type { LockSeries, SeriesCache } from './lock-series.js';
 import { hrTimeAt, SpanClock } from './span-clock.js';
 import { lockAttributes, lockSpanEventNames, lockSpanNames } from './telemetry-names.js';
 
@@ -17,83 +18,81 @@ import { lockAttributes, lockSpanEventNames, lockSpanNames } from './telemetry-n
 export interface TelemetrySinks {
   /** Undefined: no spans. */
   readonly tracer: Tracer | undefined;
-  /** Undefined: no metrics. */
+  /** Undefined: no metrics (the series then count in tallies nobody reports). */
   readonly instruments: LockInstruments | undefined;
-  readonly namer: LockNamer;
-  /** Put the lock name on metric points too (one series per name). */
-  readonly metricsByName: boolean;
+  readonly series: SeriesCache;
 }
 
 /** A hold being tracked: from `lockkit:acquire` to `lockkit:release` or `lockkit:lost`. */
 interface Hold {
+  readonly series: LockSeries;
   readonly span: Span | undefined;
   /** performance.now() of the grant. */
   readonly grantedAt: number;
   /** The span clock's anchor at the grant (see SpanClock). */
   readonly anchor: number;
-  /** Backend, primitive, mode (and name): the same on the held counter's +1 and -1. */
-  readonly metricAttributes: Attributes;
 }
 
 /**
  * Turns lockkit's diagnostics events into spans and metric points. Holds are keyed on the
- * event's `handle` (the same object from grant to release), so the acquire, hold, extend,
+ * event's `handle` (the same object from grant to release), so the acquire, hold, extensions,
  * loss and release of one acquisition meet. Times come from the events (`waitedMs`,
  * `waitStartMs`), so the acquire span is written when the acquire ends, with its real start.
  */
 export class LockTelemetry {
-  readonly #sinks: TelemetrySinks;
+  readonly #tracer: Tracer | undefined;
+  readonly #instruments: LockInstruments | undefined;
+  readonly #series: SeriesCache;
   readonly #holds = new Map<LockHandle, Hold>();
   /** Losses published before their acquire event (a backend that reports one at once). */
   readonly #lostEarly = new WeakMap<LockHandle, LockEvent>();
   readonly #clock = new SpanClock();
 
   constructor(sinks: TelemetrySinks) {
-    this.#sinks = sinks;
-  }
-
-  /** Holds being tracked (granted, not yet released or lost). */
-  get openHolds(): number {
-    return this.#holds.size;
+    this.#tracer = sinks.tracer;
+    this.#instruments = sinks.instruments;
+    this.#series = sinks.series;
   }
 
   acquired(event: LockEvent): void {
     const at = performance.now();
-    const { tracer, instruments } = this.#sinks;
-    const { span: spanAttributes, metric } = this.#attributes(event);
-    const waitedMs = event.waitedMs ?? 0;
-    const outcome = { ...metric, [lockAttributes.acquireOutcome]: 'granted' };
-    instruments?.waitDuration.record(waitedMs / 1000, outcome);
-    instruments?.acquires.add(1, outcome);
-    let span: Span | undefined;
+    const tracer = this.#tracer;
+    const series = this.#seriesOf(event);
+    const granted = series.acquired('granted');
+    this.#instruments?.waitDuration.record((event.waitedMs ?? 0) / 1000, granted.metric);
+    granted.tally.value += 1;
     const anchor = this.#clock.anchor(at);
+    let span: Span | undefined;
     if (tracer) {
       const parent = context.active();
-      const acquire = this.#acquireSpan(tracer, parent, event, spanAttributes, 'granted', at);
       const grantedAt = hrTimeAt(at, anchor);
+      const acquire = tracer.startSpan(
+        lockSpanNames.acquire,
+        { startTime: this.#startOf(event, at, anchor), attributes: granted.span },
+        parent,
+      );
+      this.#waitEvent(acquire, event, at, anchor);
       acquire.end(grantedAt);
       span = tracer.startSpan(
         lockSpanNames.hold,
         {
           startTime: grantedAt,
           links: [{ context: acquire.spanContext() }],
-          attributes: {
-            ...spanAttributes,
-            ...(event.fencingToken === undefined
-              ? {}
-              : { [lockAttributes.fencingToken]: event.fencingToken.toString() }),
-          },
+          attributes: series.spanAttributes,
         },
         parent,
       );
+      if (event.fencingToken !== undefined) {
+        span.setAttribute(lockAttributes.fencingToken, event.fencingToken.toString());
+      }
     }
     const handle = event.handle;
     if (!handle) {
       span?.end(hrTimeAt(at, anchor)); // a core without handles on its events: no hold to follow
       return;
     }
-    instruments?.held.add(1, metric);
-    const hold: Hold = { span, grantedAt: at, anchor, metricAttributes: metric };
+    series.held.value += 1;
+    const hold: Hold = { series, span, grantedAt: at, anchor };
     const early = this.#lostEarly.get(handle);
     if (early) {
       this.#lostEarly.delete(handle);
@@ -105,18 +104,22 @@ export class LockTelemetry {
 
   acquireFailed(event: LockEvent): void {
     const at = performance.now();
-    const { tracer, instruments } = this.#sinks;
-    const { span: spanAttributes, metric } = this.#attributes(event);
     const outcome = event.outcome ?? 'error';
-    const failure: Attributes = { ...metric, [lockAttributes.acquireOutcome]: outcome };
-    if (outcome === 'error') failure[lockAttributes.errorType] = errorType(event.error);
-    instruments?.waitDuration.record((event.waitedMs ?? 0) / 1000, failure);
-    instruments?.acquires.add(1, failure);
+    const type = outcome === 'error' ? errorType(event.error) : undefined;
+    const failed = this.#seriesOf(event).acquired(outcome, type);
+    this.#instruments?.waitDuration.record((event.waitedMs ?? 0) / 1000, failed.metric);
+    failed.tally.value += 1;
+    const tracer = this.#tracer;
     if (!tracer) return;
-    const span = this.#acquireSpan(tracer, context.active(), event, spanAttributes, outcome, at);
-    const endedAt = hrTimeAt(at, this.#clock.anchor(at));
-    if (outcome === 'error') {
-      span.setAttribute(lockAttributes.errorType, errorType(event.error));
+    const anchor = this.#clock.anchor(at);
+    const span = tracer.startSpan(
+      lockSpanNames.acquire,
+      { startTime: this.#startOf(event, at, anchor), attributes: failed.span },
+      context.active(),
+    );
+    this.#waitEvent(span, event, at, anchor);
+    const endedAt = hrTimeAt(at, anchor);
+    if (type !== undefined) {
       span.recordException(asException(event.error), endedAt);
       span.setStatus({ code: SpanStatusCode.ERROR, message: errorMessage(event.error) });
     }
@@ -134,11 +137,8 @@ export class LockTelemetry {
   lost(event: LockEvent): void {
     const handle = event.handle;
     const hold = handle && this.#holds.get(handle);
-    const metric = hold ? hold.metricAttributes : this.#attributes(event).metric;
-    this.#sinks.instruments?.lost.add(1, {
-      ...metric,
-      [lockAttributes.lostReason]: lostReason(event),
-    });
+    const series = hold ? hold.series : this.#seriesOf(event);
+    series.lost(lostReason(event)).value += 1;
     if (!handle) return;
     if (!hold) {
       this.#lostEarly.set(handle, event);
@@ -151,11 +151,8 @@ export class LockTelemetry {
   extended(event: LockEvent): void {
     const hold = event.handle && this.#holds.get(event.handle);
     const outcome = event.ok ? 'extended' : event.error === undefined ? 'refused' : 'failed';
-    const metric = hold ? hold.metricAttributes : this.#attributes(event).metric;
-    this.#sinks.instruments?.extensions.add(1, {
-      ...metric,
-      [lockAttributes.extensionOutcome]: outcome,
-    });
+    const series = hold ? hold.series : this.#seriesOf(event);
+    series.extension(outcome).value += 1;
     if (outcome !== 'extended' && hold?.span) {
       const attributes: Attributes = { [lockAttributes.extensionOutcome]: outcome };
       if (event.error !== undefined) attributes[lockAttributes.errorType] = errorType(event.error);
@@ -169,12 +166,12 @@ export class LockTelemetry {
 
   /**
    * Stops following every open hold: ends its span (with no outcome) and takes it out of the
-   * held-locks counter, which would otherwise stay up forever.
+   * held-locks count.
    */
   endAll(): void {
     const at = performance.now();
     for (const hold of this.#holds.values()) {
-      this.#sinks.instruments?.held.add(-1, hold.metricAttributes);
+      hold.series.held.value -= 1;
       hold.span?.end(hrTimeAt(at, hold.anchor));
     }
     this.#holds.clear();
@@ -182,13 +179,12 @@ export class LockTelemetry {
 
   #end(hold: Hold, lost: LockEvent | undefined): void {
     const at = performance.now();
-    const { instruments } = this.#sinks;
     const outcome = lost ? 'lost' : 'released';
-    instruments?.held.add(-1, hold.metricAttributes);
-    instruments?.holdDuration.record((at - hold.grantedAt) / 1000, {
-      ...hold.metricAttributes,
-      [lockAttributes.holdOutcome]: outcome,
-    });
+    hold.series.held.value -= 1;
+    this.#instruments?.holdDuration.record(
+      (at - hold.grantedAt) / 1000,
+      hold.series.holdEnded(outcome),
+    );
     const span = hold.span;
     if (!span) return;
     const endedAt = hrTimeAt(at, hold.anchor);
@@ -201,36 +197,20 @@ export class LockTelemetry {
     span.end(endedAt);
   }
 
-  #acquireSpan(
-    tracer: Tracer,
-    parent: Context,
-    event: LockEvent,
-    attributes: Attributes,
-    outcome: string,
-    at: number,
-  ): Span {
-    const anchor = this.#clock.anchor(at);
-    const startedAt = at - (event.waitedMs ?? 0);
-    const span = tracer.startSpan(
-      lockSpanNames.acquire,
-      {
-        startTime: hrTimeAt(startedAt, anchor),
-        attributes: { ...attributes, [lockAttributes.acquireOutcome]: outcome },
-      },
-      parent,
-    );
-    if (event.waitStartMs !== undefined) {
-      span.addEvent(lockSpanEventNames.wait, hrTimeAt(startedAt + event.waitStartMs, anchor));
-    }
-    return span;
+  #seriesOf(event: LockEvent): LockSeries {
+    return this.#series.get(event.backend, event.kind, event.name);
   }
 
-  #attributes(event: LockEvent): { span: Attributes; metric: Attributes } {
-    const { tracer, namer, metricsByName } = this.#sinks;
-    const name = tracer || metricsByName ? namer.valueOf(event.name) : undefined;
-    const span = baseAttributes(event.backend, event.kind, name);
-    if (metricsByName) return { span, metric: span };
-    return { span, metric: tracer ? baseAttributes(event.backend, event.kind, undefined) : span };
+  /** When the acquire call began: `waitedMs` before `at`. */
+  #startOf(event: LockEvent, at: number, anchor: number): HrTime {
+    return hrTimeAt(at - (event.waitedMs ?? 0), anchor);
+  }
+
+  /** Marks where the call began to wait, if it did. */
+  #waitEvent(span: Span, event: LockEvent, at: number, anchor: number): void {
+    if (event.waitStartMs === undefined) return;
+    const startedAt = at - (event.waitedMs ?? 0);
+    span.addEvent(lockSpanEventNames.wait, hrTimeAt(startedAt + event.waitStartMs, anchor));
   }
 }
 

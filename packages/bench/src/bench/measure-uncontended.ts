@@ -5,6 +5,7 @@ import type { Contender, LockClient } from './contender.js';
  * Acquire + release cycles per second on a lock nobody else wants, for every contender of a
  * backend: short slices taken in turns (so drifting machine load hits all alike), after 300 ms
  * of warm-up slices each; the median slice counts. A contender that fails gets NaN and an error.
+ * A client's `enter`/`leave` run around each of its slices, outside the timed loop.
  */
 export async function measureUncontended(
   contenders: readonly Contender[],
@@ -28,6 +29,7 @@ export async function measureUncontended(
         if (!client || errors[index]) continue;
         const name = `bench:uncontended:${index}`;
         let cycles = 0;
+        client.enter?.();
         const started = performance.now();
         try {
           while (performance.now() - started < sliceMs) {
@@ -37,6 +39,8 @@ export async function measureUncontended(
         } catch (error) {
           errors[index] = String(error);
           continue;
+        } finally {
+          client.leave?.();
         }
         if (slice >= 0) rates[index]?.push((cycles * 1000) / (performance.now() - started));
       }
