@@ -61,13 +61,15 @@ describe('bench output', () => {
       ...results[0]!,
       library: instrumentedLibrary,
       uncontended: 1000,
+      uncontendedCpuMicros: 212.4,
       handoff: undefined,
       workers: undefined,
       held: undefined,
     };
-    const withOverhead = [results[0]!, instrumented, results[1]!];
+    const plain = { ...results[0]!, uncontendedCpuMicros: 180 };
+    const withOverhead = [plain, instrumented, results[1]!];
     expect(telemetryOverhead(withOverhead)).toEqual([
-      '- **PostgreSQL** — off 1,235/s, on 1,000/s: 81 %, +190 µs per acquire + release.',
+      '- **PostgreSQL** — off 1,235/s, on 1,000/s: 81 %, +190 µs per acquire + release; CPU time 180 → 212 µs (+32 µs).',
     ]);
     // The instrumented row is lockkit, not a peer: the highlights compare plain lockkit.
     expect(benchHighlights(withOverhead)).toEqual(benchHighlights(results));

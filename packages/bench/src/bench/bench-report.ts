@@ -98,10 +98,12 @@ function overheadSection(results: readonly ContenderResult[]): string {
   return `## OpenTelemetry overhead
 
 The *${instrumentedLibrary}* rows are lockkit with [\`@lockkit/opentelemetry\`](telemetry.md)
-on: every acquire and hold traced (all sampled, a batch span processor) and counted, through the
-real SDK with exporters that discard. They are measured uncontended only, in the same
+on: every acquire and hold traced (all sampled, a batch span processor) and measured, through
+the real SDK with exporters that discard. They are measured uncontended only, in the same
 interleaved slices as the plain rows (the instrumentation is switched on for their slices
-only), so the difference is what the instrumentation costs a lock call:
+only), so the difference is what the instrumentation costs a lock call. *CPU time* is the
+process's CPU time per acquire + release in those slices: on a busy machine it is the steadier
+figure, as every extra microsecond of CPU also costs waits to be scheduled again.
 
 ${lines.join('\n')}
 

@@ -100,6 +100,7 @@ export async function benchBackend(
       library: contender.library,
       lockkit: contender.lockkit,
       uncontended: failed ? Number.NaN : (uncontended.rates[index] ?? Number.NaN),
+      uncontendedCpuMicros: failed ? Number.NaN : (uncontended.cpuMicros[index] ?? Number.NaN),
       handoff,
       workers,
       held,
