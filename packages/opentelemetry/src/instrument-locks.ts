@@ -16,15 +16,17 @@ export interface InstrumentLocksOptions {
   readonly tracerProvider?: TracerProvider | undefined;
   /**
    * Where metrics go. The global meter provider is read once, at the call: register your SDK
-   * before calling `instrumentLocks()`, or pass it here.
+   * before calling `instrumentLocks()`, or pass it here. The instruments are created once per
+   * meter provider, so counts go on across `dispose()` and a new `instrumentLocks()`.
    * @defaultValue the global meter provider (`metrics.getMeterProvider()`)
    */
   readonly meterProvider?: MeterProvider | undefined;
   /**
    * How lock names appear: `'hash'` (`sha256:` and 16 hex digits), `'raw'`, `'omit'`, or a
-   * function from the name to what to show (`undefined`: omit). Lock names can carry user
-   * or tenant ids; the hash keeps one lock recognisable across processes without showing
-   * its name (a guessable name can still be guessed).
+   * function from the name to what to show (`undefined`: omit), called once per name (the
+   * result is cached). Lock names can carry user or tenant ids; the hash keeps one lock
+   * recognisable across processes without showing its name (a guessable name can still be
+   * guessed).
    * @defaultValue `'hash'`
    */
   readonly lockName?: LockNameMode | undefined;

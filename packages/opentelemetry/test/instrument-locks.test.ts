@@ -11,6 +11,7 @@ import {
   type MemoryLockProvider,
   MemoryLockStore,
 } from '@lockkit/core';
+import { type Grant, type LockBackend, LockProvider } from '@lockkit/core/backend';
 import { type DiagLogger, DiagLogLevel, diag, metrics, trace } from '@opentelemetry/api';
 import { afterEach, describe, expect, it } from 'vitest';
 import { instrumentLocks, type LockInstrumentation } from '../src/index.js';
@@ -285,6 +286,63 @@ describe('defaults', () => {
     await (await tracesOnly.locks.createLock('a').acquire()).release();
     expect(tracesOnly.telemetry.spans()).toHaveLength(2);
     expect(await tracesOnly.telemetry.points()).toEqual([]);
+  });
+});
+
+describe('a loss published before its acquire', () => {
+  it('a backend that reports the hold gone at once: the hold span ends lost, held goes back to 0', async () => {
+    // A backend whose session is gone by the time core watches it: monitor() reports the loss
+    // while core is still adopting the grant, before lockkit:acquire is published.
+    let next = 1n;
+    const backend: LockBackend<Grant> = {
+      backend: 'instant-loss',
+      capabilities: {
+        crossProcess: false,
+        leases: false,
+        fifo: true,
+        lostDetectionMs: 0,
+        abandonedReleaseMs: 0,
+        unavailableMs: 0,
+      },
+      pollIntervalMs: 1000,
+      tryAcquire: async () => ({ fencingToken: next++ }),
+      release: async () => false,
+      monitor: (_request, _grant, lose) => {
+        lose('the session was gone at once');
+        return () => {};
+      },
+      close: async () => {},
+    };
+    const telemetry = testTelemetry();
+    const instrumentation = instrumentLocks({
+      tracerProvider: telemetry.tracerProvider,
+      meterProvider: telemetry.meterProvider,
+      lockName: 'omit',
+    });
+    const provider = new LockProvider(backend);
+    cleanups.push(
+      () => telemetry.shutdown(),
+      () => instrumentation.dispose(),
+      () => provider.close(),
+    );
+    const handle = await provider.createLock('a').acquire();
+    expect(handle.signal.aborted).toBe(true);
+    expect(await handle.release()).toBe(false);
+    expect(
+      telemetry
+        .spans()
+        .map((span) => [span.name, span.attributes['lockkit.lock.hold.outcome'], span.status.code]),
+    ).toEqual([
+      ['lock.acquire', undefined, 0],
+      ['lock.hold', 'lost', 2],
+    ]);
+    expect(summary(await telemetry.points())).toEqual([
+      'lockkit.lock.acquires {backend=instant-loss acquire.outcome=granted primitive=mutex} 1',
+      'lockkit.lock.held {backend=instant-loss primitive=mutex} 0',
+      'lockkit.lock.hold.duration {backend=instant-loss hold.outcome=lost primitive=mutex} count 1',
+      'lockkit.lock.lost {backend=instant-loss lost.reason=revoked primitive=mutex} 1',
+      'lockkit.lock.wait.duration {backend=instant-loss acquire.outcome=granted primitive=mutex} count 1',
+    ]);
   });
 });
 
