@@ -27,7 +27,8 @@ afterAll(() => server?.stop());
 let telemetry: TestTelemetry;
 let instrumentation: LockInstrumentation;
 let provider: ILockProvider;
-const leaseMs = 300;
+/** Short, so the cases are quick; scaled (LOCKKIT_TIME_SCALE) so slow machines extend in time. */
+const leaseMs = Math.round(scaled(300));
 afterEach(async () => {
   instrumentation.dispose();
   await provider.close();
@@ -51,7 +52,7 @@ describe('leases on Redis', () => {
     start();
     const handle = await provider.createLock(`otel-extend-${randomUUID()}`).acquire();
     // Extensions start at a third of the lease and repeat every third: 2+ within 2.2 leases.
-    await new Promise((resolve) => setTimeout(resolve, scaled(leaseMs * 2.2)));
+    await new Promise((resolve) => setTimeout(resolve, leaseMs * 2.2));
     expect(await handle.release()).toBe(true);
     const lines = summary(await telemetry.points());
     const extended = lines.find((line) => line.startsWith('lockkit.lock.extensions '));
@@ -71,7 +72,7 @@ describe('leases on Redis', () => {
     await server.pause();
     let reason: unknown;
     try {
-      reason = await abortedWithin(handle.signal, leaseMs * 3);
+      reason = await abortedWithin(handle.signal, 3 * leaseMs);
     } finally {
       await server.resume();
     }

@@ -185,7 +185,7 @@ describe.each([memory, redis])('on $id', (backend) => {
   it('a loss: the hold span ends with an error status, the reason and the exception; lost is counted', async () => {
     start();
     const name = `otel-loss-${randomUUID()}`;
-    const provider = open({ leaseMs: 600 });
+    const provider = open({ leaseMs: Math.round(scaled(600)) });
     const handle = await provider.createLock(name).acquire();
     await backend.breakHold(provider, handle);
     const reason = await abortedWithin(handle.signal, 2000);
