@@ -7,7 +7,8 @@
 # pnpm, not the workspace. In each app it runs, against throwaway servers (@lockkit/testkit):
 #   - each backend's smoke script (mutex, read-write lock, semaphore, fencing token, errors)
 #     loaded as ESM (import) and as CommonJS (require), and lockkit's createLockProvider on
-#     every URL scheme in both formats;
+#     every URL scheme in both formats; @lockkit/opentelemetry's spans and metrics through the
+#     real SDK, in both formats;
 #   - Jest (CommonJS project, no ESM flags);
 #   - tsc --strict, skipLibCheck false, with module node16 (CommonJS), nodenext and bundler,
 #     and the node16 output run;
@@ -33,11 +34,16 @@ started=$(date +%s)
 # skipLibCheck false) and the lowest version of our dependencies' ranges; "newest": the
 # newest of every major we claim. TypeScript 5.9 and the newest. (The workspace's own tests
 # run on the newest 5.x of ioredis.)
-LOWEST_CLIENTS=${LOWEST_CLIENTS:-"ioredis@5.2.5 pg@8.11.0 mysql2@3.3.0 node-zookeeper-client@1.1.3 proper-lockfile@4.1.2 typescript@5.9"}
-NEWEST_CLIENTS=${NEWEST_CLIENTS:-"ioredis@6 pg@8 mysql2@3 node-zookeeper-client@1 proper-lockfile@4 typescript@latest"}
+# @opentelemetry/api: 1.9.0 is the floor of @lockkit/opentelemetry's peer range; the newest set
+# takes the newest 1.9.x, as the OpenTelemetry SDK 2.x (the last line that runs on Node 20,
+# installed below for its smoke and the docs' snippets) accepts nothing newer.
+LOWEST_CLIENTS=${LOWEST_CLIENTS:-"ioredis@5.2.5 pg@8.11.0 mysql2@3.3.0 node-zookeeper-client@1.1.3 proper-lockfile@4.1.2 @opentelemetry/api@1.9.0 typescript@5.9"}
+NEWEST_CLIENTS=${NEWEST_CLIENTS:-"ioredis@6 pg@8 mysql2@3 node-zookeeper-client@1 proper-lockfile@4 @opentelemetry/api@~1.9 typescript@latest"}
 CONSUMER_SETS=${CONSUMER_SETS:-"lowest newest"}
 tools="jest@30 esbuild@0 @types/node@20"
-packages=(core file redis postgres mysql zookeeper etcd lockkit cli)
+# The OpenTelemetry SDK parts an app brings (one release line, so their classes match).
+otel_sdk="@opentelemetry/sdk-trace-base@2.12.0 @opentelemetry/sdk-metrics@2.12.0 @opentelemetry/exporter-prometheus@0.223.0 @opentelemetry/context-async-hooks@2.12.0"
+packages=(core file redis postgres mysql zookeeper etcd lockkit cli opentelemetry)
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/lockkit-consumer.XXXXXX")
 # The apps must see only what npm installed into them: no NODE_PATH (pnpm's bin shims set
@@ -121,9 +127,9 @@ install_app() {
     process.stdout.write(JSON.stringify({ name: "consumer-app", version: "1.0.0", private: true, overrides }, null, 2));
   ' "$clients" >"$app/package.json"
   local lockkit_tgzs=()
-  for name in core file redis postgres mysql zookeeper etcd lockkit cli; do lockkit_tgzs+=("${tarball[$name]}"); done
+  for name in "${packages[@]}"; do lockkit_tgzs+=("${tarball[$name]}"); done
   # shellcheck disable=SC2086 # the client and tool lists are word lists on purpose
-  (cd "$app" && npm_install "${lockkit_tgzs[@]}" $clients $tools)
+  (cd "$app" && npm_install "${lockkit_tgzs[@]}" $clients $tools $otel_sdk)
   cp -r "$fixtures/." "$app/"
 }
 
@@ -188,7 +194,7 @@ for set in $CONSUMER_SETS; do
   echo "--- $set: npm install ${clients} ($(elapsed))"
   install_app "$set" "$app" "$clients"
   versions=$(cd "$app" && node -e '
-    for (const n of ["ioredis", "pg", "mysql2", "node-zookeeper-client", "proper-lockfile", "typescript", "jest"])
+    for (const n of ["ioredis", "pg", "mysql2", "node-zookeeper-client", "proper-lockfile", "@opentelemetry/api", "typescript", "jest"])
       process.stdout.write(`${n}@${require(`./node_modules/${n}/package.json`).version} `);')
   echo "--- $set: installed $versions($(elapsed))"
   await_servers
@@ -197,6 +203,8 @@ for set in $CONSUMER_SETS; do
     cell "$set" "esm import $backend" node smoke.mjs "$backend"
     cell "$set" "cjs require $backend" node smoke.cjs "$backend"
   done
+  cell "$set" "esm import opentelemetry" node telemetry-smoke.mjs
+  cell "$set" "cjs require opentelemetry" node telemetry-smoke.cjs
   cell "$set" "source maps resolve" node check-maps.cjs
   # The CLI is ESM only (ADR 0009): a CommonJS caller loads it through Node's require(esm).
   cell "$set" "cjs require @lockkit/cli" node -e 'const cli = require("@lockkit/cli");

@@ -129,12 +129,26 @@ function workspaceModules(dir) {
     const { name: packageName } = JSON.parse(readFileSync(manifest, 'utf8'));
     symlinkSync(packageDir, join(modules, packageName), 'dir');
   }
-  // the client libraries, as an app that uses the backends has them
-  const clients = { postgres: ['pg', '@types/pg'], redis: ['ioredis'], mysql: ['mysql2'] };
+  // the client libraries, as an app that uses the backends has them (and the OpenTelemetry
+  // API and SDK parts an app that uses @lockkit/opentelemetry has)
+  const clients = {
+    postgres: ['pg', '@types/pg'],
+    redis: ['ioredis'],
+    mysql: ['mysql2'],
+    opentelemetry: [
+      '@opentelemetry/api',
+      '@opentelemetry/context-async-hooks',
+      '@opentelemetry/exporter-prometheus',
+      '@opentelemetry/sdk-metrics',
+      '@opentelemetry/sdk-trace-base',
+    ],
+  };
   for (const [name, libraries] of Object.entries(clients)) {
     for (const library of libraries) {
       const target = join(root, 'packages', name, 'node_modules', library);
-      if (existsSync(target)) symlinkSync(target, join(modules, library), 'dir');
+      if (!existsSync(target)) continue;
+      mkdirSync(dirname(join(modules, library)), { recursive: true });
+      symlinkSync(target, join(modules, library), 'dir');
     }
   }
   symlinkSync(join(root, 'node_modules/@types/node'), join(modules, '@types/node'), 'dir');

@@ -3,6 +3,7 @@ import { benchChart } from '../src/bench/bench-chart.js';
 import { benchHighlights } from '../src/bench/bench-report.js';
 import type { ContenderResult } from '../src/bench/bench-result.js';
 import { benchRows, markdownTable } from '../src/bench/bench-table.js';
+import { instrumentedLibrary, telemetryOverhead } from '../src/bench/overhead-report.js';
 
 const results: ContenderResult[] = [
   {
@@ -53,5 +54,25 @@ describe('bench output', () => {
     expect(peer?.[3]).toBe('—');
     const table = markdownTable(['a', 'b'], [['1', '22']], new Set([1]));
     expect(table.split('\n')).toEqual(['| a   |   b |', '|-----|----:|', '| 1   |  22 |']);
+  });
+
+  it('puts lockkit with OpenTelemetry on beside plain lockkit, and what one call pays for it', () => {
+    const instrumented: ContenderResult = {
+      ...results[0]!,
+      library: instrumentedLibrary,
+      uncontended: 1000,
+      uncontendedCpuMicros: 212.4,
+      handoff: undefined,
+      workers: undefined,
+      held: undefined,
+    };
+    const plain = { ...results[0]!, uncontendedCpuMicros: 180 };
+    const withOverhead = [plain, instrumented, results[1]!];
+    expect(telemetryOverhead(withOverhead)).toEqual([
+      '- **PostgreSQL** — off 1,235/s, on 1,000/s: 81 %, +190 µs per acquire + release; CPU time 180 → 212 µs (+32 µs).',
+    ]);
+    // The instrumented row is lockkit, not a peer: the highlights compare plain lockkit.
+    expect(benchHighlights(withOverhead)).toEqual(benchHighlights(results));
+    expect(telemetryOverhead(results)).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 import { raceAbort, timedOut } from './attempt-races.js';
 import type { Grant, LockBackend, LockRequest, ReleaseWatch, WaitContext } from './backend.js';
-import { publish } from './diagnostics.js';
+import { type LockEventDraft, publish } from './diagnostics.js';
 import { BackendUnavailableError } from './errors/backend-unavailable-error.js';
 import { LockTimeoutError } from './errors/lock-timeout-error.js';
 import { now } from './timing.js';
@@ -60,15 +60,22 @@ export async function acquireWithPolicy<G extends Grant>(
     ? setTimeout(() => controller.abort(timedOut), timeoutMs)
     : undefined;
   const untrack = host.trackWait(controller, request);
-  let waiting = false;
+  /** When the wait began (`lockkit:wait`); undefined until it does. */
+  let waitStart: number | undefined;
   const wait: WaitContext = {
     signal,
     deadline,
     waiting: () => {
-      if (waiting) return;
-      waiting = true;
+      if (waitStart !== undefined) return;
+      waitStart = now();
       publish('wait', () => event(backend, request));
     },
+  };
+  /** The lock and timing fields of an `acquire` / `acquire-failed` event, to add to. */
+  const measured = (): LockEventDraft => {
+    const message: LockEventDraft = { ...event(backend, request), waitedMs: now() - started };
+    if (waitStart !== undefined) message.waitStartMs = waitStart - started;
+    return message;
   };
   const discard = (late: G): void => host.discard(request, late);
   let watch: ReleaseWatch | undefined;
@@ -76,29 +83,25 @@ export async function acquireWithPolicy<G extends Grant>(
   let unreachable: unknown;
   /** How an acquire that got no lock ends (published on `lockkit:acquire-failed`). */
   const failed = (error: unknown): null => {
+    // Aborted: the caller's signal or close() aborted the wait with this error (read before
+    // the abort below, which would make every error look like one).
+    const outcome = signal.aborted && error === signal.reason ? 'aborted' : 'error';
     // Every acquire that ends without a grant aborts `wait.signal` (a no-op if it already
     // did): the one event a backend needs to clean up waiting state.
     controller.abort(error);
     if (error !== timedOut) {
-      const outcome = signal.aborted && error === signal.reason ? 'aborted' : 'error';
-      publish('acquireFailed', () => ({ ...event(backend, request), outcome, error }));
+      publish('acquireFailed', () => Object.assign(measured(), { outcome, error }));
       throw error;
     }
     const failure = unreachable;
     if (failure !== undefined) {
       // The server was out of reach at the last attempt: say so, not "someone holds it".
-      publish('acquireFailed', () => ({
-        ...event(backend, request),
-        outcome: 'error',
-        error: failure,
-      }));
+      publish('acquireFailed', () =>
+        Object.assign(measured(), { outcome: 'error', error: failure }),
+      );
       throw failure;
     }
-    publish('acquireFailed', () => ({
-      ...event(backend, request),
-      outcome: 'timeout',
-      waitedMs: now() - started,
-    }));
+    publish('acquireFailed', () => Object.assign(measured(), { outcome: 'timeout' as const }));
     if (throwOnTimeout) throw new LockTimeoutError(request.name, timeoutMs);
     return null;
   };
@@ -136,7 +139,7 @@ export async function acquireWithPolicy<G extends Grant>(
     untrack();
     watch?.close();
   }
-  return adopted(host, request, grant, started);
+  return adopted(host, request, grant, measured);
 }
 
 /** One backend attempt, with a synchronous throw turned into a rejection. */
@@ -172,19 +175,18 @@ async function adopted<G extends Grant>(
   host: AcquireHost<G>,
   request: LockRequest,
   grant: G,
-  started: number,
+  measured: () => LockEventDraft,
 ): Promise<LockHandle> {
-  const { backend } = host;
   try {
     const handle = await host.adopt(request, grant);
-    publish('acquire', () => ({
-      ...event(backend, request),
-      fencingToken: grant.fencingToken,
-      waitedMs: now() - started,
-    }));
+    publish('acquire', () =>
+      Object.assign(measured(), { handle, fencingToken: grant.fencingToken }),
+    );
     return handle;
   } catch (error) {
-    publish('acquireFailed', () => ({ ...event(backend, request), outcome: 'aborted', error }));
+    publish('acquireFailed', () =>
+      Object.assign(measured(), { outcome: 'aborted' as const, error }),
+    );
     throw error;
   }
 }

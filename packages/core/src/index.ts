@@ -11,7 +11,7 @@ export {
   type CompositeLockHandle,
   tryAcquireAll,
 } from './acquire-all.js';
-export { channelNames, type LockEvent } from './diagnostics.js';
+export { channelNames, type LockEvent, type LockLostReason } from './diagnostics.js';
 export {
   BackendUnavailableError,
   type BackendUnavailableErrorOptions,

@@ -1,5 +1,5 @@
 import type { Grant, LockBackend, LockRequest } from './backend.js';
-import { publish } from './diagnostics.js';
+import { type LockLostReason, publish } from './diagnostics.js';
 import { LockLostError } from './errors/lock-lost-error.js';
 import { type Deadline, DeadlineTimer, now } from './timing.js';
 import type { LockHandle, LockKind } from './types.js';
@@ -85,12 +85,15 @@ export class ManagedHandle<G extends Grant> implements LockHandle {
     return this.release().then(() => undefined);
   }
 
-  /** Aborts the signal with LockLostError (once) and stops background work. */
-  lose(reason: string, cause?: unknown): void {
+  /**
+   * Aborts the signal with LockLostError (once) and stops background work. `why` is the
+   * error's text, `reason` its category on `lockkit:lost` (a backend's report is `revoked`).
+   */
+  lose(why: string, cause?: unknown, reason: LockLostReason = 'revoked'): void {
     if (this.#release !== undefined || this.#lostReason) return;
-    const error = new LockLostError(this.name, reason, cause);
+    const error = new LockLostError(this.name, why, cause);
     this.#stop();
-    publish('lost', () => ({ ...this.#event(), error }));
+    publish('lost', () => ({ ...this.#event(), reason, error }));
     this.#lostReason = error;
     this.#controller?.abort(error);
   }
@@ -123,7 +126,7 @@ export class ManagedHandle<G extends Grant> implements LockHandle {
         const why = this.#lastExtendError
           ? 'the lease ran out while extensions were failing'
           : 'the lease ran out before it was extended';
-        this.lose(why, this.#lastExtendError);
+        this.lose(why, this.#lastExtendError, 'expired');
       },
       Math.max(0, validUntil - now()),
     );
@@ -141,7 +144,7 @@ export class ManagedHandle<G extends Grant> implements LockHandle {
     if (now() >= this.#validUntil) {
       // The process was stalled past the lease (GC, SIGSTOP, a blocked loop): someone may
       // hold it now, so extending would be a lie even if the server still had our key.
-      this.lose('the lease ran out before it was extended', this.#lastExtendError);
+      this.lose('the lease ran out before it was extended', this.#lastExtendError, 'expired');
       return;
     }
     // Until an extension succeeds, the lease runs out at #validUntil (a hung extension too).
@@ -189,7 +192,7 @@ export class ManagedHandle<G extends Grant> implements LockHandle {
       // The outcome is unknown: report it as lost (the caller must assume it may have been).
       if (!this.#lostReason) {
         const lost = new LockLostError(this.name, 'release failed', error);
-        publish('lost', () => ({ ...this.#event(), error: lost }));
+        publish('lost', () => ({ ...this.#event(), reason: 'release-failed', error: lost }));
         this.#lostReason = lost;
         this.#controller?.abort(lost);
       }
@@ -200,11 +203,18 @@ export class ManagedHandle<G extends Grant> implements LockHandle {
     return stillHeld;
   }
 
-  #event(): { backend: string; name: string; kind: LockKind; fencingToken: bigint } {
+  #event(): {
+    backend: string;
+    name: string;
+    kind: LockKind;
+    handle: LockHandle;
+    fencingToken: bigint;
+  } {
     return {
       backend: this.#backend.backend,
       name: this.name,
       kind: this.kind,
+      handle: this,
       fencingToken: this.fencingToken,
     };
   }

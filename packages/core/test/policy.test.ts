@@ -51,6 +51,8 @@ class ScriptedBackend implements LockBackend<ScriptedGrant> {
   grantDelayMs = 0;
   /** Set: every attempt throws it (the server is out of reach). */
   unreachable: Error | undefined;
+  /** Set: release() rejects with it. */
+  releaseFailure: Error | undefined;
   /** Set: watch() rejects with it. */
   watchFailure: Error | undefined;
   #nextId = 1;
@@ -85,6 +87,7 @@ class ScriptedBackend implements LockBackend<ScriptedGrant> {
   }
 
   async release(_request: LockRequest, grant: ScriptedGrant): Promise<boolean> {
+    if (this.releaseFailure) throw this.releaseFailure;
     this.releases.push(grant.id);
     this.free = true;
     return true;
@@ -375,7 +378,72 @@ describe('diagnostics_channel', () => {
       'lockkit:release',
     ]);
     expect(events[0]![1]).toMatchObject({ backend: 'scripted', name: 'scripted', kind: 'mutex' });
+    expect(events[2]![1]).toMatchObject({ reason: 'revoked' }); // the extension said "not ours"
     expect(events[3]![1]).toMatchObject({ stillHeld: false });
+    // Every event of the hold names the same handle.
+    expect(new Set(events.map(([, event]) => event['handle'])).size).toBe(1);
+    expect(events[0]![1]['handle']).toBeDefined();
+  });
+
+  it.each([
+    ['an extension that never answers', 'hang', 'expired'],
+    ['failing extensions', 'throw', 'expired'],
+  ] as const)('%s: lockkit:lost says the lease %s', async (_label, answer, reason) => {
+    const lost: Record<string, unknown>[] = [];
+    const listener = (message: unknown) => lost.push(message as Record<string, unknown>);
+    subscribe('lockkit:lost', listener);
+    try {
+      const { backend, lock } = setup((b) => {
+        b.extendAnswer = answer;
+      });
+      const handle = await lock.acquire();
+      await lostWithin(handle.signal, 2 * backend.leaseMs);
+      expect(lost).toHaveLength(1);
+      expect(lost[0]).toMatchObject({ reason, handle });
+    } finally {
+      unsubscribe('lockkit:lost', listener);
+    }
+  });
+
+  it('an acquire that fails with an error publishes outcome error (not aborted), with waitedMs', async () => {
+    const failed: Record<string, unknown>[] = [];
+    const listener = (message: unknown) => failed.push(message as Record<string, unknown>);
+    subscribe('lockkit:acquire-failed', listener);
+    try {
+      const unreachable = new BackendUnavailableError('connection refused', { retryable: false });
+      const { lock } = setup((b) => {
+        b.unreachable = unreachable;
+      });
+      await expect(lock.tryAcquire()).rejects.toBe(unreachable);
+      await expect(lock.acquire({ timeout: 1000 })).rejects.toBe(unreachable);
+      expect(failed.map((event) => event['outcome'])).toEqual(['error', 'error']);
+      for (const event of failed) {
+        expect(event['error']).toBe(unreachable);
+        expect(event['waitedMs']).toBeGreaterThanOrEqual(0);
+      }
+    } finally {
+      unsubscribe('lockkit:acquire-failed', listener);
+    }
+  });
+
+  it('a release that cannot reach the backend publishes lockkit:lost with reason release-failed', async () => {
+    const events: [string, Record<string, unknown>][] = [];
+    const listeners = ['lockkit:lost', 'lockkit:release'].map((name) => {
+      const listener = (message: unknown) =>
+        events.push([name, message as Record<string, unknown>]);
+      subscribe(name, listener);
+      return () => unsubscribe(name, listener);
+    });
+    try {
+      const { backend, lock } = setup();
+      const handle = await lock.acquire();
+      backend.releaseFailure = new Error('connection reset');
+      expect(await handle.release()).toBe(false);
+      expect(events.map(([name]) => name)).toEqual(['lockkit:lost', 'lockkit:release']);
+      expect(events[0]![1]).toMatchObject({ reason: 'release-failed', handle });
+    } finally {
+      for (const stop of listeners) stop();
+    }
   });
 });
 

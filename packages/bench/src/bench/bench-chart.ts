@@ -55,7 +55,8 @@ const layout = {
   bottom: 40,
 };
 
-function escapeXml(text: string): string {
+/** Escapes text for SVG. */
+export function escapeXml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 

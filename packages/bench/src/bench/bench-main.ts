@@ -22,6 +22,7 @@ import {
   markdownTable,
 } from './bench-table.js';
 import { describeMachine, loadAverages } from './machine-info.js';
+import { telemetryOverhead } from './overhead-report.js';
 
 const docs = new URL('../../../../docs/', import.meta.url);
 
@@ -60,6 +61,9 @@ async function main(): Promise<void> {
   };
   console.log(markdownTable(benchHeader, benchRows(results), benchNumericColumns));
   for (const note of benchNotes(results)) console.log(`- ${note}`);
+  const overhead = telemetryOverhead(results);
+  if (overhead.length > 0)
+    console.log(`\nOpenTelemetry on vs off (uncontended):\n${overhead.join('\n')}`);
   console.log(
     `\n${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node}; ` +
       `load ${machine.loadBefore.join('/')} → ${machine.loadAfter.join('/')}; ${machine.durationSeconds} s`,

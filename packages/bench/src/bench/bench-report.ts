@@ -8,6 +8,7 @@ import {
   benchRows,
   markdownTable,
 } from './bench-table.js';
+import { instrumentedLibrary, telemetryOverhead } from './overhead-report.js';
 
 /** docs/benchmarks.md: the table, the chart, the machine, the command and the date. */
 export function benchMarkdown(results: readonly ContenderResult[], machine: MachineInfo): string {
@@ -33,7 +34,7 @@ ${benchHighlights(results).join('\n')}
 
 ${markdownTable(benchHeader, benchRows(results), benchNumericColumns)}
 ${notes.length > 0 ? `\n${notes.map((note) => `- ${note}`).join('\n')}\n` : ''}
-## What each column measures
+${overheadSection(results)}## What each column measures
 
 - **uncontended acquire+release/s** — one client takes and gives back a lock nobody else
   wants, in a loop. Contenders take turns in short slices (${machine.quick ? 'quick run' : `${fullSettings.slices} × ${fullSettings.sliceMs} ms each, after 300 ms of warm-up`})
@@ -90,6 +91,25 @@ pnpm bench --backends postgres,file --no-write
 The servers come from \`@lockkit/testkit\` (throwaway, on free loopback ports, from the binaries
 installed on the machine: \`redis-server postgresql mariadb-server zookeeper etcd-server\`); the code is in
 [\`packages/bench\`](../packages/bench).
+`;
+}
+
+/** The OpenTelemetry overhead section (empty when the run had no instrumented rows). */
+function overheadSection(results: readonly ContenderResult[]): string {
+  const lines = telemetryOverhead(results);
+  if (lines.length === 0) return '';
+  return `## OpenTelemetry overhead
+
+The *${instrumentedLibrary}* rows are lockkit with [\`@lockkit/opentelemetry\`](telemetry.md)
+on: every acquire and hold traced (all sampled, a batch span processor) and measured, through
+the real SDK with exporters that discard. They are measured uncontended only, in the same
+interleaved slices as the plain rows (the instrumentation is switched on for their slices
+only), so the difference is what the instrumentation costs a lock call. *CPU time* is the
+process's CPU time per acquire + release in those slices: on a busy machine it is the steadier
+figure, as every extra microsecond of CPU also costs waits to be scheduled again.
+
+${lines.join('\n')}
+
 `;
 }
 

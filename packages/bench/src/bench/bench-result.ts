@@ -16,6 +16,8 @@ export interface ContenderResult {
   readonly lockkit: boolean;
   /** Uncontended acquire+release per second (NaN when it failed). */
   readonly uncontended: number;
+  /** The process's CPU time per uncontended acquire+release, µs (absent in older results). */
+  readonly uncontendedCpuMicros?: number;
   readonly handoff: HandoffResult | undefined;
   readonly workers: WorkersResult | undefined;
   readonly held: HeldResult | undefined;

@@ -11,12 +11,13 @@ import { measureWorkers, type WorkersResult } from './measure-workers.js';
 import { etcdPeers } from './peers/etcd-peers.js';
 import { filePeers } from './peers/file-peers.js';
 import { lockkitContender } from './peers/lockkit-contender.js';
+import { lockkitOtelContender } from './peers/lockkit-otel-contender.js';
 import { mysqlPeers } from './peers/mysql-peers.js';
 import { postgresPeers } from './peers/postgres-peers.js';
 import { redisPeers } from './peers/redis-peers.js';
 import { zookeeperPeers } from './peers/zookeeper-peers.js';
 
-/** lockkit and its peers on one backend of `lab`, lockkit first. */
+/** lockkit (plain, then with OpenTelemetry on) and its peers on one backend of `lab`. */
 export function contendersFor(backend: BackendId, lab: Lab): Contender[] {
   const spec = lab.specFor(backend, 'default');
   const url = spec.urls[0] ?? '';
@@ -29,7 +30,7 @@ export function contendersFor(backend: BackendId, lab: Lab): Contender[] {
     etcd: () => etcdPeers(url),
     file: () => filePeers(lab.directory),
   };
-  return [lockkitContender(spec), ...peers[backend]()];
+  return [lockkitContender(spec), lockkitOtelContender(spec), ...peers[backend]()];
 }
 
 function message(error: unknown): string {
@@ -58,7 +59,9 @@ export async function benchBackend(
     let handoff: HandoffResult | undefined;
     let workers: WorkersResult | undefined;
     let held: HeldResult | undefined;
-    if (contender.waits === true) {
+    // A variant measured for its uncontended figure beside the plain row gets nothing else.
+    const full = contender.uncontendedOnly !== true;
+    if (full && contender.waits === true) {
       progress(`${backend}: ${contender.library}: handoff`);
       try {
         const samples = await measureHandoff(
@@ -81,17 +84,17 @@ export async function benchBackend(
       } catch (error) {
         notes.push(`workers failed: ${message(error)}`);
       }
-    } else {
+    } else if (full) {
       notes.push(`no handoff or workers: ${contender.waits}`);
     }
-    if (contender.holdsMany === true) {
+    if (full && contender.holdsMany === true) {
       progress(`${backend}: ${contender.library}: ${settings.heldLocks} held locks`);
       try {
         held = await measureHeld(contender, settings.heldLocks, servers);
       } catch (error) {
         notes.push(`held locks failed: ${message(error)}`);
       }
-    } else {
+    } else if (full) {
       notes.push(`no held-locks figure: ${contender.holdsMany}`);
     }
     results.push({
@@ -99,6 +102,7 @@ export async function benchBackend(
       library: contender.library,
       lockkit: contender.lockkit,
       uncontended: failed ? Number.NaN : (uncontended.rates[index] ?? Number.NaN),
+      uncontendedCpuMicros: failed ? Number.NaN : (uncontended.cpuMicros[index] ?? Number.NaN),
       handoff,
       workers,
       held,
