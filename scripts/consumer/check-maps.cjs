@@ -4,7 +4,17 @@
 const { readdirSync, readFileSync, existsSync } = require('node:fs');
 const { join, dirname, resolve } = require('node:path');
 
-const roots = ['core', 'file', 'redis', 'postgres', 'mysql', 'zookeeper', 'etcd', 'cli', 'opentelemetry']
+const roots = [
+  'core',
+  'file',
+  'redis',
+  'postgres',
+  'mysql',
+  'zookeeper',
+  'etcd',
+  'cli',
+  'opentelemetry',
+]
   .map((name) => join('node_modules', '@lockkit', name))
   .concat(join('node_modules', 'lockkit'));
 let maps = 0;
