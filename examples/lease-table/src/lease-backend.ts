@@ -59,6 +59,8 @@ export class LeaseTableBackend implements LockBackend<LeaseGrant> {
     this.capabilities = Object.freeze({
       crossProcess: true,
       leases: true,
+      minLeaseMs: Number.POSITIVE_INFINITY, // one lease length, set on the provider
+      weightedPermits: false,
       fifo: false,
       // A deleted row is noticed by the next extension: due a third of the lease after the
       // last one (core's timer may start it 10 ms late), answered within a query timeout.

@@ -9,6 +9,7 @@ export function grant(
   return {
     lock: 'a',
     grant: 1,
+    kind: 'mutex',
     requestedAt: fields.acquiredAt - 1,
     liveEnd: fields.acquiredAt + 5,
     firstAbortedAt: undefined,

@@ -21,6 +21,8 @@ Lock URLs (install the backend package next to lockkit):
   redis://host:6379                    one Redis node                   @lockkit/redis
   redis://h1:6379,h2:6379,h3:6379      Redlock over independent nodes   @lockkit/redis
   rediss://user:password@host:6380/0   TLS, credentials, database       @lockkit/redis
+  redis+cluster://h1:6379,h2:6379      a Redis Cluster (seed nodes)     @lockkit/redis
+  redis+sentinel://s1,s2,s3/mymaster   primary found via Sentinels      @lockkit/redis
   postgres://user:password@host/db     PostgreSQL advisory locks        @lockkit/postgres
   mysql://user:password@host/db        MySQL or MariaDB (mariadb://)    @lockkit/mysql
   zookeeper://zk1:2181,zk2:2181/app    ZooKeeper (zk:// too)            @lockkit/zookeeper

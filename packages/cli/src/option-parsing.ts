@@ -30,6 +30,8 @@ export const lockUrlSchemes: readonly string[] = [
   'file',
   'redis',
   'rediss',
+  'redis+cluster',
+  'redis+sentinel',
   'postgres',
   'postgresql',
   'mysql',

@@ -2,6 +2,7 @@ import { mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { createFileLockProvider } from '@lockkit/file';
 import { afterAll, describe, expect, it } from 'vitest';
 import { childCommand, LockkitProcess, lockkit } from './lockkit-process.js';
 
@@ -73,6 +74,25 @@ describe('lockkit inspect (file backend)', () => {
     expect((await lockkit('inspect', url, 'catalog')).stdout).toContain(': free');
     for (const holder of holders) holder.finish();
     await Promise.all(holders.map((holder) => holder.exited));
+  });
+
+  it('counts the permits of a holder that took several at once', async () => {
+    const provider = createFileLockProvider({ directory });
+    try {
+      const handle = await provider.createSemaphore('batch', 5).acquire({ permits: 3 });
+      const report = JSON.parse(
+        (await lockkit('inspect', url, 'batch', '--semaphore', '5', '--json')).stdout,
+      );
+      expect(report.holders).toEqual([
+        expect.objectContaining({
+          role: 'permit',
+          details: expect.objectContaining({ permits: 3, pid: process.pid }),
+        }),
+      ]);
+      await handle.release();
+    } finally {
+      await provider.close();
+    }
   });
 
   it('says when a backend cannot tell, without connecting', async () => {

@@ -6,6 +6,7 @@ import { crossProcessCases } from './cases/cross-process.js';
 import { electionCases } from './cases/election.js';
 import { exclusionCases } from './cases/exclusion.js';
 import { leakCases } from './cases/leaks.js';
+import { leaseControlCases } from './cases/lease-control.js';
 import { lostAndFencingCases } from './cases/lost-and-fencing.js';
 import { nameCases } from './cases/names.js';
 import { namespaceCases } from './cases/namespaces.js';
@@ -17,6 +18,7 @@ import { semaphoreCases } from './cases/semaphore.js';
 import { timingCases } from './cases/timing.js';
 import { timingBoundCases } from './cases/timing-bounds.js';
 import { waiterCases } from './cases/waiters.js';
+import { weightedPermitCases } from './cases/weighted-permits.js';
 import type { ConformanceOptions } from './options.js';
 import { Fixture, subjects } from './support.js';
 
@@ -37,9 +39,10 @@ export function describeLockProvider(options: ConformanceOptions): void {
     it('declares its backend id and capabilities', () => {
       expect(typeof backend).toBe('string');
       expect(backend.length).toBeGreaterThan(0);
-      for (const key of ['crossProcess', 'leases', 'fifo'] as const) {
+      for (const key of ['crossProcess', 'leases', 'fifo', 'weightedPermits'] as const) {
         expect(typeof capabilities[key]).toBe('boolean');
       }
+      expect(capabilities.minLeaseMs).toBeGreaterThan(0);
       expect(capabilities.lostDetectionMs).toBeGreaterThanOrEqual(0);
       expect(capabilities.abandonedReleaseMs).toBeGreaterThanOrEqual(0);
       expect(capabilities.unavailableMs).toBeGreaterThanOrEqual(0);
@@ -63,6 +66,8 @@ export function describeLockProvider(options: ConformanceOptions): void {
     readWriteWaitingCases(fx);
     orderingCases(fx, capabilities.fifo, capabilities.leases);
     semaphoreCases(fx);
+    weightedPermitCases(fx, capabilities.weightedPermits === true);
+    leaseControlCases(fx, capabilities.minLeaseMs ?? Number.POSITIVE_INFINITY, capabilities.leases);
     compositeCases(fx);
     electionCases(fx, capabilities.crossProcess);
     leakCases(fx);

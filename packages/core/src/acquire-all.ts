@@ -17,7 +17,10 @@ export type AcquireTarget =
   | ISemaphore
   | { readonly readWriteLock: IReadWriteLock; readonly mode: 'read' | 'write' };
 
-/** The handle of a composite acquire. */
+/**
+ * The handle of a composite acquire. `validUntil` is the earliest of the members'; `extend()`
+ * extends every member (each must be on a backend whose lease is chosen per hold).
+ */
 export interface CompositeLockHandle extends LockHandle {
   /** The member handles, in acquisition (global) order. */
   readonly handles: readonly LockHandle[];
@@ -158,6 +161,12 @@ function composite(handles: readonly LockHandle[]): CompositeLockHandle {
     handles,
     fencingToken: largestToken(handles),
     signal: controller.signal,
+    get validUntil(): number {
+      return Math.min(...handles.map((handle) => handle.validUntil));
+    },
+    // Every member, each to the same length; true only if every one was extended.
+    extend: async (ms?: number) =>
+      (await Promise.all(handles.map((handle) => handle.extend(ms)))).every(Boolean),
     release,
     [Symbol.asyncDispose]: () => release().then(() => undefined),
   };

@@ -18,11 +18,13 @@
  * 5. Release — CORE (idempotence, result); BACKEND (ownership check, never a blind delete).
  * 6. Lost signal — CORE (signal, lease expiry, failed/false extensions); BACKEND reports
  *    session loss through `monitor` and declares `capabilities.lostDetectionMs`.
- * 7. Leases — CORE schedules extension every `durationMs/3`; BACKEND sets `grant.lease`
- *    and implements `extend`.
+ * 7. Leases — CORE checks the per-acquire `leaseMs`/`autoExtend` and `extend(ms)` against
+ *    `capabilities.minLeaseMs` and schedules extension every `durationMs/3`; BACKEND honours
+ *    `request.leaseMs`/`request.autoExtend`, sets `grant.lease` and implements `extend`.
  * 8. Fencing tokens — BACKEND (a counter that never goes back; document its source).
  * 9. Notified waiting — CORE's loop; BACKEND provides `watch` or waits server-side.
- * 10. Fairness — BACKEND (FIFO where the server queues; writer preference always).
+ * 10. Fairness — BACKEND (FIFO where the server queues; writer preference always; a waiting
+ *     weighted semaphore request is not overtaken by later ones).
  * 11. Names — CORE validates and provides the versioned key helpers (keys.ts); BACKEND
  *     uses them and applies `request.namespace`.
  * 12. Errors — CORE's classes; BACKEND wraps client failures in `BackendUnavailableError`
@@ -44,6 +46,19 @@ export interface LockRequest {
   readonly kind: LockKind;
   /** Permits for a semaphore; 1 for a mutex or writer; `Infinity` for a reader. */
   readonly maxCount: number;
+  /**
+   * Semaphore permits this request takes at once, all or nothing (1 unless the caller asked
+   * for more, which core allows only with `capabilities.weightedPermits`). Core has checked
+   * `1 <= permits <= maxCount`. `undefined` means 1.
+   */
+  readonly permits?: number | undefined;
+  /**
+   * The caller's lease length for this hold (core allows it only with a finite
+   * `capabilities.minLeaseMs` and has checked it); `undefined`: the backend's default.
+   */
+  readonly leaseMs?: number | undefined;
+  /** The caller's `autoExtend` for this hold (same rule); `undefined`: the backend's default. */
+  readonly autoExtend?: boolean | undefined;
 }
 
 /** What a backend returns when it has granted a lock. Extend it with backend state. */
@@ -137,11 +152,13 @@ export interface LockBackend<G extends Grant = Grant> {
   release(request: LockRequest, grant: G): Promise<boolean>;
 
   /**
-   * Lease backends: extend the lease. Resolves the new `validUntil`, or `false` when the
-   * grant is no longer ours. Rejects on a transport failure (core keeps trying until the
-   * current lease runs out).
+   * Lease backends: extend the lease to `durationMs` from now (the grant's
+   * `lease.durationMs`, or the length the holder passed to `handle.extend(ms)`; backends whose
+   * `capabilities.minLeaseMs` is `Infinity` are only ever asked for their own length).
+   * Resolves the new `validUntil`, or `false` when the grant is no longer ours. Rejects on a
+   * transport failure (core keeps trying until the current lease runs out).
    */
-  extend?(request: LockRequest, grant: G): Promise<number | false>;
+  extend?(request: LockRequest, grant: G, durationMs: number): Promise<number | false>;
 
   /**
    * Session backends: watch the grant's session/connection/node and call `lose` when it is

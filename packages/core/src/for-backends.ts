@@ -38,18 +38,23 @@ export {
   numberOption,
   stringOption,
 } from './option-validation.js';
+export { type QueueDecision, type QueuedContender, queueDecision } from './queue-recipe.js';
 export {
   type Deadline,
   DeadlineTimer,
   delay,
   jitter,
   now,
+  settleWithin,
   untilAborted,
   Wakeup,
 } from './timing.js';
 export {
+  type AcquireOptionTarget,
+  assertLeaseControl,
   type ValidAcquireOptions,
   validateAcquireOptions,
+  validateLeaseMs,
   validateMaxCount,
   validateName,
   validateSignal,

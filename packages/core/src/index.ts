@@ -53,5 +53,6 @@ export type {
   LeadershipEnd,
   LockHandle,
   LockKind,
+  SemaphoreAcquireOptions,
 } from './types.js';
 export { MAX_COUNT, MAX_TIMEOUT_MS } from './validation.js';

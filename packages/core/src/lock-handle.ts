@@ -1,8 +1,9 @@
 import type { Grant, LockBackend, LockRequest } from './backend.js';
-import { type LockLostReason, publish } from './diagnostics.js';
+import { type LockEvent, type LockLostReason, publish } from './diagnostics.js';
 import { LockLostError } from './errors/lock-lost-error.js';
 import { type Deadline, DeadlineTimer, now } from './timing.js';
 import type { LockHandle, LockKind } from './types.js';
+import { assertLeaseControl, validateLeaseMs } from './validation.js';
 
 /**
  * Every handle's next lease extension, on one timer (never keeping the process alive). A hold
@@ -10,6 +11,11 @@ import type { LockHandle, LockKind } from './types.js';
  * every 10 ms, so an extension may start up to 10 ms late (it is due at a third of the lease).
  */
 const extensions = new DeadlineTimer({ keepAlive: false, resolutionMs: 10 });
+
+/** The lock fields of a handle's diagnostics events. */
+type HandleEvent = Required<
+  Pick<LockEvent, 'backend' | 'name' | 'kind' | 'handle' | 'fencingToken'>
+>;
 
 /** Reads a handle's request and grant (set by ManagedHandle's static block). */
 let entryOf: (handle: LockHandle) => { request: LockRequest; grant: Grant } | undefined;
@@ -49,6 +55,10 @@ export class ManagedHandle<G extends Grant> implements LockHandle {
   #nextExtension: Deadline | undefined;
   #lastExtendError: unknown;
   #validUntil = Number.POSITIVE_INFINITY;
+  /** The lease length extensions renew to (changed by `extend(ms)`). */
+  #durationMs = 0;
+  /** An extension in flight (automatic or asked for); at most one at a time. */
+  #extending: Promise<unknown> | undefined;
 
   constructor(backend: LockBackend<G>, request: LockRequest, grant: G, onDone: () => void) {
     this.#backend = backend;
@@ -74,6 +84,27 @@ export class ManagedHandle<G extends Grant> implements LockHandle {
       if (this.#lostReason) this.#controller.abort(this.#lostReason);
     }
     return this.#controller.signal;
+  }
+
+  get validUntil(): number {
+    if (this.#isDone()) return 0;
+    const validUntil = this.#validUntil;
+    return validUntil === Number.POSITIVE_INFINITY ? validUntil : Date.now() + (validUntil - now());
+  }
+
+  async extend(ms?: number): Promise<boolean> {
+    if (ms === undefined) assertLeaseControl('extend()', this.#backend);
+    const durationMs =
+      ms === undefined ? this.#durationMs : validateLeaseMs(ms, this.#backend, 'extend(ms)');
+    // One extension at a time: this one starts when the one in flight has settled.
+    const run = (this.#extending ?? Promise.resolve()).then(
+      () => this.#extendNow(durationMs),
+      () => this.#extendNow(durationMs),
+    );
+    this.#extending = run;
+    return run.finally(() => {
+      if (this.#extending === run) this.#extending = undefined;
+    });
   }
 
   release(): Promise<boolean> {
@@ -105,6 +136,7 @@ export class ManagedHandle<G extends Grant> implements LockHandle {
       // confirmed (from the moment one starts until one succeeds): most holds end before
       // their first extension, so they never arm it. A fixed lease arms it now.
       this.#validUntil = lease.validUntil;
+      this.#durationMs = lease.durationMs;
       // The first extension is due when two thirds of the lease remain (read off validUntil,
       // not the clock: the grant was measured just now).
       if (lease.autoExtend && this.#backend.extend) {
@@ -134,41 +166,93 @@ export class ManagedHandle<G extends Grant> implements LockHandle {
   }
 
   #extendAt(at: number): void {
-    this.#nextExtension = extensions.add(at, () => void this.#extend());
+    if (this.#nextExtension) extensions.delete(this.#nextExtension);
+    this.#nextExtension = extensions.add(at, () => this.#extend());
   }
 
-  async #extend(): Promise<void> {
+  #extend(): void {
+    if (this.#extending) return; // an asked-for extension reschedules when it ends
+    const run = this.#autoExtend();
+    this.#extending = run;
+    void run.then(() => {
+      if (this.#extending === run) this.#extending = undefined;
+    });
+  }
+
+  async #autoExtend(): Promise<void> {
     const lease = this.#grant.lease;
-    const extend = this.#backend.extend;
-    if (!lease || !extend || this.#isDone()) return;
-    if (now() >= this.#validUntil) {
-      // The process was stalled past the lease (GC, SIGSTOP, a blocked loop): someone may
-      // hold it now, so extending would be a lie even if the server still had our key.
-      this.lose('the lease ran out before it was extended', this.#lastExtendError, 'expired');
-      return;
-    }
+    if (!lease || !this.#backend.extend || this.#isDone()) return;
+    if (this.#stalledPastLease()) return;
     // Until an extension succeeds, the lease runs out at #validUntil (a hung extension too).
     if (!this.#expiryTimer) this.#armExpiry(this.#validUntil);
-    let next = lease.durationMs / 3;
+    let next = this.#durationMs / 3;
     try {
-      const validUntil = await extend.call(this.#backend, this.#request, this.#grant);
-      if (this.#isDone()) return;
-      publish('extend', () => ({ ...this.#event(), ok: validUntil !== false }));
-      if (validUntil === false) {
-        this.lose('the lease is no longer ours (expired or taken by another holder)');
-        return;
-      }
-      this.#lastExtendError = undefined;
-      this.#validUntil = validUntil;
-      clearTimeout(this.#expiryTimer); // the next extension arms it again
-      this.#expiryTimer = undefined;
+      if (!(await this.#renew(this.#durationMs))) return;
     } catch (error) {
       if (this.#isDone()) return;
       this.#lastExtendError = error;
-      publish('extend', () => ({ ...this.#event(), ok: false, error }));
-      next = Math.max(25, lease.durationMs / 10);
+      next = Math.max(25, this.#durationMs / 10);
     }
     this.#extendAt(now() + next);
+  }
+
+  /** `handle.extend()`: one extension now, then automatic ones (if any) from its end. */
+  async #extendNow(durationMs: number): Promise<boolean> {
+    if (this.#isDone() || this.#stalledPastLease()) return false;
+    if (this.#nextExtension) extensions.delete(this.#nextExtension);
+    const auto = this.#grant.lease?.autoExtend === true;
+    let next = durationMs / 3;
+    try {
+      if (!(await this.#renew(durationMs))) return false;
+      this.#durationMs = durationMs;
+      if (!auto) this.#armExpiry(this.#validUntil);
+      return true;
+    } catch (error) {
+      if (this.#isDone()) throw error;
+      this.#lastExtendError = error;
+      // The lease is unchanged: it still runs out at #validUntil unless a retry succeeds.
+      if (!this.#expiryTimer) this.#armExpiry(this.#validUntil);
+      next = Math.max(25, this.#durationMs / 10);
+      throw error;
+    } finally {
+      if (auto && !this.#isDone()) this.#extendAt(now() + next);
+    }
+  }
+
+  /** True (and the hold is lost) when this process stalled past the lease. */
+  #stalledPastLease(): boolean {
+    if (now() < this.#validUntil) return false;
+    // The process was stalled past the lease (GC, SIGSTOP, a blocked loop): someone may
+    // hold it now, so extending would be a lie even if the server still had our key.
+    this.lose('the lease ran out before it was extended', this.#lastExtendError, 'expired');
+    return true;
+  }
+
+  /**
+   * One backend extension to `durationMs`: true once confirmed (the lease's end moved on),
+   * false if the hold is gone (then lost) or was released meanwhile; rejects on a transport
+   * failure.
+   */
+  async #renew(durationMs: number): Promise<boolean> {
+    const extend = this.#backend.extend as NonNullable<LockBackend<G>['extend']>;
+    let validUntil: number | false;
+    try {
+      validUntil = await extend.call(this.#backend, this.#request, this.#grant, durationMs);
+    } catch (error) {
+      if (!this.#isDone()) publish('extend', () => ({ ...this.#event(), ok: false, error }));
+      throw error;
+    }
+    if (this.#isDone()) return false;
+    publish('extend', () => ({ ...this.#event(), ok: validUntil !== false }));
+    if (validUntil === false) {
+      this.lose('the lease is no longer ours (expired or taken by another holder)');
+      return false;
+    }
+    this.#lastExtendError = undefined;
+    this.#validUntil = validUntil;
+    clearTimeout(this.#expiryTimer); // the next extension arms it again
+    this.#expiryTimer = undefined;
+    return true;
   }
 
   #isDone(): boolean {
@@ -203,13 +287,7 @@ export class ManagedHandle<G extends Grant> implements LockHandle {
     return stillHeld;
   }
 
-  #event(): {
-    backend: string;
-    name: string;
-    kind: LockKind;
-    handle: LockHandle;
-    fencingToken: bigint;
-  } {
+  #event(): HandleEvent {
     return {
       backend: this.#backend.backend,
       name: this.name,

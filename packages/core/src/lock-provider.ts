@@ -60,11 +60,27 @@ export class LockProvider<G extends Grant = Grant> implements ILockProvider {
     // function would cost every acquire two more promise jobs. Errors become rejections.
     this.#acquire = (kind, name, maxCount, options, mode) => {
       try {
+        const target =
+          options === undefined
+            ? undefined
+            : { backend: this.backend, capabilities: this.capabilities, kind, maxCount };
         const valid = validateAcquireOptions(
           options,
           mode === 'try' ? 0 : Number.POSITIVE_INFINITY,
+          target,
         );
-        const request: LockRequest = { name, namespace, kind, maxCount };
+        const request: LockRequest =
+          valid.permits === undefined
+            ? { name, namespace, kind, maxCount }
+            : {
+                name,
+                namespace,
+                kind,
+                maxCount,
+                permits: valid.permits,
+                leaseMs: valid.leaseMs,
+                autoExtend: valid.autoExtend,
+              };
         return acquireWithPolicy(host, request, valid, mode === 'acquire');
       } catch (error) {
         return Promise.reject(error);

@@ -9,6 +9,7 @@ import type {
   IReadWriteLock,
   ISemaphore,
   LockHandle,
+  SemaphoreAcquireOptions,
 } from './types.js';
 import { validateName } from './validation.js';
 
@@ -33,6 +34,10 @@ function rename(handle: LockHandle | null, name: string): LockHandle | null {
     kind: handle.kind,
     fencingToken: handle.fencingToken,
     signal: handle.signal,
+    get validUntil(): number {
+      return handle.validUntil;
+    },
+    extend: (ms) => handle.extend(ms),
     release: () => handle.release(),
     [Symbol.asyncDispose]: () => handle[Symbol.asyncDispose](),
   };
@@ -100,7 +105,7 @@ export function withNamePrefix(provider: ILockProvider, prefix: string): ILockPr
     },
     createSemaphore(name, maxCount): ISemaphore {
       const semaphore = provider.createSemaphore(prefix + validateName(name), maxCount);
-      const acquire = (options?: AcquireOptions): Promise<LockHandle> =>
+      const acquire = (options?: SemaphoreAcquireOptions): Promise<LockHandle> =>
         wrap(name, semaphore.acquire(options)) as Promise<LockHandle>;
       return {
         name,

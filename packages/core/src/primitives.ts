@@ -5,6 +5,7 @@ import type {
   ISemaphore,
   LockHandle,
   LockKind,
+  SemaphoreAcquireOptions,
 } from './types.js';
 
 /** Runs one acquire for a primitive; `try` mode defaults to timeout 0 and resolves null. */
@@ -106,20 +107,20 @@ export class Semaphore implements ISemaphore {
     this.maxCount = maxCount;
   }
 
-  acquire(options?: AcquireOptions): Promise<LockHandle> {
+  acquire(options?: SemaphoreAcquireOptions): Promise<LockHandle> {
     return this.#permit(options, 'acquire') as Promise<LockHandle>;
   }
 
-  tryAcquire(options?: AcquireOptions): Promise<LockHandle | null> {
+  tryAcquire(options?: SemaphoreAcquireOptions): Promise<LockHandle | null> {
     return this.#permit(options, 'try');
   }
 
-  withPermit<T>(fn: Body<T>, options?: AcquireOptions): Promise<T> {
+  withPermit<T>(fn: Body<T>, options?: SemaphoreAcquireOptions): Promise<T> {
     return runHeld(this.#permit(options, 'acquire'), fn);
   }
 
   #permit(
-    options: AcquireOptions | undefined,
+    options: SemaphoreAcquireOptions | undefined,
     mode: 'acquire' | 'try',
   ): Promise<LockHandle | null> {
     return this.#acquire('semaphore', this.name, this.maxCount, options, mode);

@@ -188,6 +188,35 @@ export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<
 }
 
 /**
+ * `promise`, or a rejection once `timeoutMs` passed first (a server that accepted the
+ * connection but does not answer); a value that comes later is handed to `late`.
+ */
+export function settleWithin<T>(
+  promise: Promise<T>,
+  timeoutMs: number,
+  late: (value: T) => void,
+): Promise<T> {
+  return new Promise((resolve, reject) => {
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      reject(new Error(`no answer within ${timeoutMs} ms`));
+    }, timeoutMs);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        if (timedOut) late(value);
+        else resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
  * A latched wake-up: `notify()` before `next()` is not lost. Backends use it to implement
  * {@link ReleaseWatch}: create one per watch, call `notify()` when a release message arrives.
  */

@@ -8,6 +8,10 @@
  * @module
  */
 
+import type { Capabilities } from './capabilities.js';
+
+export type { Capabilities } from './capabilities.js';
+
 /** Options for every acquire call. Unknown keys are rejected with `InvalidArgumentError`. */
 export interface AcquireOptions {
   /**
@@ -23,6 +27,33 @@ export interface AcquireOptions {
    * released, never leaked.
    */
   readonly signal?: AbortSignal | undefined;
+  /**
+   * This hold's lease length in ms, on backends whose lease is chosen per hold
+   * (`capabilities.minLeaseMs` finite: Redis): an integer from `minLeaseMs` to 2^31-1.
+   * Elsewhere an `InvalidArgumentError` before any I/O.
+   * @defaultValue the provider's `leaseMs`
+   */
+  readonly leaseMs?: number | undefined;
+  /**
+   * Whether this hold's lease is extended automatically (every third of it) while the handle
+   * lives. `false`: the hold lasts at most `leaseMs` unless `handle.extend()` is called, then
+   * `handle.signal` aborts with `LockLostError` and the lock is free for others. Same backends
+   * as `leaseMs`; elsewhere an `InvalidArgumentError` before any I/O.
+   * @defaultValue the provider's `autoExtend`
+   */
+  readonly autoExtend?: boolean | undefined;
+}
+
+/** Options of a semaphore acquire. */
+export interface SemaphoreAcquireOptions extends AcquireOptions {
+  /**
+   * How many permits this hold takes, all or nothing: an integer from 1 to `maxCount`
+   * (anything else is an `InvalidArgumentError` before any I/O). More than 1 needs
+   * `capabilities.weightedPermits`. A waiting request is not overtaken by later, smaller ones
+   * (docs/contract.md, "Weighted permits").
+   * @defaultValue 1
+   */
+  readonly permits?: number | undefined;
 }
 
 /** The three shapes of lock, plus the RW lock's two modes. */
@@ -47,6 +78,22 @@ export interface LockHandle extends AsyncDisposable {
    * Not aborted by a normal `release()`.
    */
   readonly signal: AbortSignal;
+  /**
+   * Until when the backend vouches for the hold, in `Date.now()` milliseconds: the end of the
+   * current lease on lease backends (moved on by every extension), `Infinity` on session
+   * backends (the hold lasts as long as the session), and `0` once the handle is released or
+   * its signal has aborted.
+   */
+  readonly validUntil: number;
+  /**
+   * Extends the lease now, to `ms` from now (default: this hold's lease length); with `ms`,
+   * later automatic extensions use that length too. Resolves `true` once the server has
+   * confirmed it; `false` if the hold was already released or lost (then `signal` has
+   * aborted). Rejects with `BackendUnavailableError` when the server cannot be reached (the
+   * lease is unchanged), and with `InvalidArgumentError`, before any I/O, for a bad `ms` or
+   * on a backend whose lease is not chosen per hold (`capabilities.minLeaseMs` is `Infinity`).
+   */
+  extend(ms?: number): Promise<boolean>;
   /**
    * Releases the lock. Idempotent (every call returns the first call's result); never
    * releases another holder's lock; never throws because the lock was lost. Resolves `true`
@@ -85,39 +132,12 @@ export interface IReadWriteLock {
 export interface ISemaphore {
   readonly name: string;
   readonly maxCount: number;
-  acquire(options?: AcquireOptions): Promise<LockHandle>;
-  tryAcquire(options?: AcquireOptions): Promise<LockHandle | null>;
-  withPermit<T>(fn: (handle: LockHandle) => Promise<T> | T, options?: AcquireOptions): Promise<T>;
-}
-
-/**
- * What a backend can do, declared by the backend and read by callers and the conformance
- * suite (never a skip list of test names).
- */
-export interface Capabilities {
-  /** Locks are visible to other processes (false only for the in-memory provider). */
-  readonly crossProcess: boolean;
-  /** Holders hold a lease that is extended while the handle lives (Redis, file). */
-  readonly leases: boolean;
-  /** Waiters are granted strictly in arrival order. */
-  readonly fifo: boolean;
-  /**
-   * Upper bound, in ms, from the moment the backend's hold is broken (key deleted, session
-   * killed) to `handle.signal` aborting.
-   */
-  readonly lostDetectionMs: number;
-  /**
-   * Upper bound, in ms, from a holder process dying (SIGKILL) to its lock being free for
-   * others. Session backends free it when the server notices the connection is gone; lease
-   * backends when the lease runs out.
-   */
-  readonly abandonedReleaseMs: number;
-  /**
-   * Upper bound, in ms, from a call on a server that cannot be reached (connection refused,
-   * unknown host, authentication failure, no answer) to its `BackendUnavailableError`; also
-   * bounds `release()` (which then resolves `false`) and `close()` in an outage.
-   */
-  readonly unavailableMs: number;
+  acquire(options?: SemaphoreAcquireOptions): Promise<LockHandle>;
+  tryAcquire(options?: SemaphoreAcquireOptions): Promise<LockHandle | null>;
+  withPermit<T>(
+    fn: (handle: LockHandle) => Promise<T> | T,
+    options?: SemaphoreAcquireOptions,
+  ): Promise<T>;
 }
 
 /**

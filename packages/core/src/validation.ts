@@ -1,5 +1,6 @@
+import type { Capabilities } from './capabilities.js';
 import { InvalidArgumentError } from './errors/invalid-argument-error.js';
-import type { AcquireOptions } from './types.js';
+import type { AcquireOptions, LockKind, SemaphoreAcquireOptions } from './types.js';
 
 /** Largest finite timeout (what `setTimeout` can represent). */
 export const MAX_TIMEOUT_MS: number = 2 ** 31 - 1;
@@ -51,18 +52,36 @@ export function validateTimeout(timeout: unknown): number {
 export interface ValidAcquireOptions {
   readonly timeoutMs: number;
   readonly signal: AbortSignal | undefined;
+  /** The caller's lease length; `undefined`: the backend's default. */
+  readonly leaseMs?: number | undefined;
+  /** The caller's `autoExtend`; `undefined`: the backend's default. */
+  readonly autoExtend?: boolean | undefined;
+  /** Semaphore permits to take at once. @defaultValue 1 */
+  readonly permits?: number | undefined;
 }
 
-/** Validates acquire options; rejects unknown keys (a typo like `timeoutMs` would otherwise wait forever). */
+/**
+ * What an acquire's lease and permit options are checked against. Without it (composite
+ * acquires, transaction locks) only `timeout` and `signal` are accepted.
+ */
+export interface AcquireOptionTarget {
+  readonly backend: string;
+  readonly capabilities: Capabilities;
+  readonly kind: LockKind;
+  readonly maxCount: number;
+}
+
 const tryDefaults: ValidAcquireOptions = Object.freeze({ timeoutMs: 0, signal: undefined });
 const waitDefaults: ValidAcquireOptions = Object.freeze({
   timeoutMs: Number.POSITIVE_INFINITY,
   signal: undefined,
 });
 
+/** Validates acquire options; rejects unknown keys (a typo like `timeoutMs` would otherwise wait forever). */
 export function validateAcquireOptions(
-  options: AcquireOptions | undefined,
+  options: AcquireOptions | SemaphoreAcquireOptions | undefined,
   defaultTimeoutMs: number,
+  target?: AcquireOptionTarget,
 ): ValidAcquireOptions {
   if (options === undefined) {
     return defaultTimeoutMs === 0
@@ -74,16 +93,99 @@ export function validateAcquireOptions(
   if (typeof options !== 'object' || options === null) {
     throw new InvalidArgumentError(`Acquire options must be an object, got ${describe(options)}`);
   }
+  let extra = false;
   for (const key of Object.keys(options)) {
-    if (!acquireOptionKeys.has(key)) {
-      throw new InvalidArgumentError(
-        `Unknown acquire option "${key}" (known options: timeout, signal)`,
-      );
+    if (acquireOptionKeys.has(key)) continue;
+    const known = target ? optionKeysOf(target.kind) : 'timeout, signal';
+    if (!known.split(', ').includes(key)) {
+      throw new InvalidArgumentError(`Unknown acquire option "${key}" (known options: ${known})`);
     }
+    extra = true;
   }
   const timeoutMs =
     options.timeout === undefined ? defaultTimeoutMs : validateTimeout(options.timeout);
-  return { timeoutMs, signal: validateSignal(options.signal) };
+  const signal = validateSignal(options.signal);
+  if (!extra || !target) return { timeoutMs, signal };
+  const permits = (options as SemaphoreAcquireOptions).permits;
+  return {
+    timeoutMs,
+    signal,
+    leaseMs: options.leaseMs === undefined ? undefined : validateLeaseMs(options.leaseMs, target),
+    autoExtend: validateAutoExtend(options.autoExtend, target),
+    permits: permits === undefined ? 1 : validatePermits(permits, target),
+  };
+}
+
+function optionKeysOf(kind: LockKind): string {
+  const keys = 'timeout, signal, leaseMs, autoExtend';
+  return kind === 'semaphore' ? `${keys}, permits` : keys;
+}
+
+/** The lease options and `handle.extend()` need a backend whose lease is chosen per hold. */
+export function assertLeaseControl(
+  option: string,
+  target: Pick<AcquireOptionTarget, 'backend' | 'capabilities'>,
+): void {
+  if (Number.isFinite(target.capabilities.minLeaseMs)) return;
+  const why = target.capabilities.leases
+    ? 'its lease length is fixed by the provider'
+    : 'a hold lasts as long as its session, not a lease';
+  throw new InvalidArgumentError(
+    `${option} needs a backend whose lease is chosen per hold, and capabilities.minLeaseMs is Infinity on "${target.backend}" (${why})`,
+  );
+}
+
+/**
+ * Validates a lease length (acquire option `leaseMs`, `handle.extend(ms)`): an integer from
+ * the backend's `capabilities.minLeaseMs` to 2^31-1, on a backend that has one.
+ */
+export function validateLeaseMs(
+  leaseMs: unknown,
+  target: Pick<AcquireOptionTarget, 'backend' | 'capabilities'>,
+  option = 'leaseMs',
+): number {
+  assertLeaseControl(option, target);
+  const min = target.capabilities.minLeaseMs;
+  if (
+    typeof leaseMs !== 'number' ||
+    !Number.isInteger(leaseMs) ||
+    leaseMs < min ||
+    leaseMs > MAX_TIMEOUT_MS
+  ) {
+    throw new InvalidArgumentError(
+      `${option} must be an integer number of ms from ${min} to ${MAX_TIMEOUT_MS} on "${target.backend}", got ${describe(leaseMs)}`,
+    );
+  }
+  return leaseMs;
+}
+
+function validateAutoExtend(value: unknown, target: AcquireOptionTarget): boolean | undefined {
+  if (value === undefined) return undefined;
+  assertLeaseControl('autoExtend', target);
+  if (typeof value !== 'boolean') {
+    throw new InvalidArgumentError(`autoExtend must be true or false, got ${describe(value)}`);
+  }
+  return value;
+}
+
+function validatePermits(permits: unknown, target: AcquireOptionTarget): number {
+  const { maxCount } = target;
+  if (
+    typeof permits !== 'number' ||
+    !Number.isInteger(permits) ||
+    permits < 1 ||
+    permits > maxCount
+  ) {
+    throw new InvalidArgumentError(
+      `permits must be an integer from 1 to the semaphore's maxCount (${maxCount}), got ${describe(permits)}`,
+    );
+  }
+  if (permits > 1 && !target.capabilities.weightedPermits) {
+    throw new InvalidArgumentError(
+      `permits above 1 need capabilities.weightedPermits, which is false on "${target.backend}"`,
+    );
+  }
+  return permits;
 }
 
 /** Validates an optional `signal` option: `undefined` or an AbortSignal. */

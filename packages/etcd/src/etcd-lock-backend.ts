@@ -180,7 +180,7 @@ export class EtcdLockBackend implements LockBackend<EtcdGrant> {
   ): Promise<EtcdGrant | null> {
     const { client } = this.connection;
     const prefix = this.#prefixOf(request);
-    const key = contenderKey(prefix, request.kind);
+    const key = contenderKey(prefix, request.kind, request.permits);
     let entered: Awaited<ReturnType<typeof enterQueue>>;
     try {
       entered = await enterQueue(client, prefix, key, session.id, this.#owner, deadline);

@@ -194,6 +194,8 @@ export function etcdCapabilities(options: ResolvedEtcdOptions): Capabilities {
   return {
     crossProcess: true,
     leases: false,
+    minLeaseMs: Number.POSITIVE_INFINITY, // a hold lasts as long as the session's lease is kept alive
+    weightedPermits: true, // a contender key carries its permit count; the queue is FIFO
     fifo: true,
     // Key deleted: one watch event. Lease gone: at the latest when the TTL has passed since
     // the last answered keepalive was sent (the server cannot have expired it earlier), plus

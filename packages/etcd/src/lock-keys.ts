@@ -38,18 +38,38 @@ const kindOfTag: Readonly<Record<string, LockKind>> = {
   permit: 'semaphore',
 };
 
-/** A fresh contender key for `kind` in the queue at `prefix`. */
-export function contenderKey(prefix: string, kind: LockKind): string {
-  return `${prefix}${keyTags[kind]}.${randomUUID()}`;
+/** Tag of a semaphore contender taking more than one permit: `permits-<n>`. */
+const weightedTag = /^permits-([1-9][0-9]{0,9})$/;
+
+/**
+ * A fresh contender key for `kind` in the queue at `prefix`; a semaphore request for
+ * `permits` > 1 is tagged `permits-<n>` (its weight in the queue).
+ */
+export function contenderKey(prefix: string, kind: LockKind, permits = 1): string {
+  const tag = kind === 'semaphore' && permits > 1 ? `permits-${permits}` : keyTags[kind];
+  return `${prefix}${tag}.${randomUUID()}`;
 }
 
-/** The kind a contender key asks for, or undefined for a key lockkit did not write. */
-export function kindOfKey(prefix: string, key: string): LockKind | undefined {
+/** The tag of a contender key, or undefined for a key lockkit did not write. */
+function tagOfKey(prefix: string, key: string): string | undefined {
   if (!key.startsWith(prefix)) return undefined;
   const rest = key.slice(prefix.length);
   const dot = rest.indexOf('.');
   if (dot < 0 || rest.length - dot - 1 !== 36) return undefined;
-  return kindOfTag[rest.slice(0, dot)];
+  return rest.slice(0, dot);
+}
+
+/** The kind a contender key asks for, or undefined for a key lockkit did not write. */
+export function kindOfKey(prefix: string, key: string): LockKind | undefined {
+  const tag = tagOfKey(prefix, key);
+  if (tag === undefined) return undefined;
+  return kindOfTag[tag] ?? (weightedTag.test(tag) ? 'semaphore' : undefined);
+}
+
+/** The permits a contender key takes (1 but for a weighted semaphore request). */
+export function permitsOfKey(prefix: string, key: string): number {
+  const match = weightedTag.exec(tagOfKey(prefix, key) ?? '');
+  return match ? Number(match[1]) : 1;
 }
 
 /** The end of the key range of everything under `prefix` (the prefix with its last byte + 1). */

@@ -7,11 +7,14 @@
  * @module
  */
 import type { LockKind } from '@lockkit/core';
+import { queueDecision } from '@lockkit/core/backend';
 
 /** One contender key of a queue. */
 export interface QueueEntry {
   readonly key: string;
   readonly kind: LockKind;
+  /** Semaphore permits the contender takes (`permitsOfKey`). @defaultValue 1 */
+  readonly permits?: number | undefined;
   /** The key's create revision: its place in the queue and its holder's fencing token. */
   readonly createRevision: bigint;
 }
@@ -26,18 +29,7 @@ export type Decision =
   /** The contender's own key is not in the queue (deleted, or its lease ended). */
   | { readonly action: 'missing' };
 
-/**
- * Decides for the contender whose key is `own`:
- * - mutex / writer: holds when first of all; otherwise watches its immediate predecessor.
- * - reader: holds when no writer is ahead (a waiting writer blocks later readers: writer
- *   preference); otherwise watches the nearest writer ahead.
- * - semaphore(n): holds when fewer than n keys are ahead (strict FIFO). The first waiter
- *   watches the whole queue for deletions (any holder leaving frees its permit). A later
- *   waiter watches its predecessor, which is deleted when it gives up or releases, and is
- *   marked when it is granted (then the later waiter may have become the first one). Watching
- *   the key n places ahead would not do: holders release in any order, so a permit can free
- *   up while that key stays.
- */
+/** Decides for the contender whose key is `own` (core's queue recipe, {@link queueDecision}). */
 export function decide(
   kind: LockKind,
   maxCount: number,
@@ -46,22 +38,8 @@ export function decide(
 ): Decision {
   const index = queue.findIndex((entry) => entry.key === own);
   if (index < 0) return { action: 'missing' };
-  const successors = queue.length - index - 1;
-  switch (kind) {
-    case 'mutex':
-    case 'write':
-      return index === 0
-        ? { action: 'granted', successors }
-        : { action: 'watch-key', key: queue[index - 1]!.key };
-    case 'read': {
-      for (let i = index - 1; i >= 0; i--) {
-        if (queue[i]!.kind === 'write') return { action: 'watch-key', key: queue[i]!.key };
-      }
-      return { action: 'granted', successors };
-    }
-    case 'semaphore':
-      if (index < maxCount) return { action: 'granted', successors };
-      if (index === maxCount) return { action: 'watch-queue' };
-      return { action: 'watch-key', key: queue[index - 1]!.key };
-  }
+  const next = queueDecision(kind, maxCount, queue, index);
+  if (next.action === 'watch') return { action: 'watch-key', key: queue[next.index]!.key };
+  if (next.action === 'watch-all') return { action: 'watch-queue' };
+  return next;
 }

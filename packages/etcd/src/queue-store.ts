@@ -9,7 +9,7 @@
  */
 import type { Etcd3, ICompare, IKeyValue, IRequestOp, ITxnResponse } from 'etcd3';
 import { until } from './etcd-connection.js';
-import { kindOfKey, prefixEnd } from './lock-keys.js';
+import { kindOfKey, permitsOfKey, prefixEnd } from './lock-keys.js';
 import type { QueueEntry } from './lock-queue.js';
 
 /** A consistent listing of a lock's queue. */
@@ -41,7 +41,9 @@ function queueOf(prefix: string, kvs: readonly IKeyValue[]): QueueEntry[] {
   for (const kv of kvs) {
     const key = kv.key.toString();
     const kind = kindOfKey(prefix, key);
-    if (kind) queue.push({ key, kind, createRevision: BigInt(kv.create_revision) });
+    if (!kind) continue;
+    const permits = permitsOfKey(prefix, key);
+    queue.push({ key, kind, permits, createRevision: BigInt(kv.create_revision) });
   }
   return queue;
 }

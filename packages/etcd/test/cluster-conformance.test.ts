@@ -49,5 +49,5 @@ describeLockProvider({
     module: new URL('./child-provider.ts', import.meta.url).href,
     env: { LOCKKIT_TEST_ETCD_URL: url },
   },
-  timeScale: 1,
+  timeScale: Number(process.env['LOCKKIT_TIME_SCALE'] ?? 1),
 });

@@ -55,5 +55,5 @@ describeLockProvider({
       ['{tag}', '/lockkit/mutex._tag_.ryojdz26y3br7iq7er2p366mqz/'],
     ],
   },
-  timeScale: 1,
+  timeScale: Number(process.env['LOCKKIT_TIME_SCALE'] ?? 1),
 });

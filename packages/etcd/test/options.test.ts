@@ -38,6 +38,8 @@ describe('provider options', () => {
     expect(provider.capabilities).toEqual({
       crossProcess: true,
       leases: false,
+      minLeaseMs: Number.POSITIVE_INFINITY,
+      weightedPermits: true,
       fifo: true,
       lostDetectionMs: 3000,
       abandonedReleaseMs: 4000,

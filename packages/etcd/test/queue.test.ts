@@ -1,6 +1,12 @@
 import { LockLostError } from '@lockkit/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type EtcdLockProvider, lockPrefix, prefixEnd } from '../src/index.js';
+import {
+  type EtcdLockProvider,
+  kindOfKey,
+  lockPrefix,
+  permitsOfKey,
+  prefixEnd,
+} from '../src/index.js';
 import { abortedWithin, etcdUrl, eventually, testProvider } from './support.js';
 
 const providers: EtcdLockProvider[] = [];
@@ -67,6 +73,24 @@ describe('keys, leases and tokens', () => {
     await first.release();
     await second.release();
     expect(await queueOf(locks, 'mutex', 'one-lease-a')).toEqual([]);
+  });
+
+  it('a weighted permit request is one key tagged with its count, in queue order', async () => {
+    const locks = provider();
+    const prefix = lockPrefix('/lockkit/', 'queue-test', 'semaphore', 'weighted-keys');
+    const semaphore = locks.createSemaphore('weighted-keys', 4);
+    const two = await semaphore.acquire({ permits: 2 });
+    const one = await semaphore.acquire();
+    const keys = await queueOf(locks, 'semaphore', 'weighted-keys');
+    expect(keys).toHaveLength(2);
+    expect(keys[0]!.key.startsWith(`${prefix}permits-2.`)).toBe(true);
+    expect(keys[1]!.key.startsWith(`${prefix}permit.`)).toBe(true);
+    expect(keys.map((entry) => permitsOfKey(prefix, entry.key))).toEqual([2, 1]);
+    expect(keys.map((entry) => kindOfKey(prefix, entry.key))).toEqual(['semaphore', 'semaphore']);
+    expect(await semaphore.tryAcquire({ permits: 2 })).toBeNull(); // 3 taken of 4
+    await two.release();
+    await one.release();
+    expect(await queueOf(locks, 'semaphore', 'weighted-keys')).toEqual([]);
   });
 
   it('waiters that gave up (timeout, abort, refused try) leave no key behind', async () => {

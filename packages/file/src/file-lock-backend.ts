@@ -1,6 +1,5 @@
 import type { Capabilities } from '@lockkit/core';
 import {
-  type Grant,
   type LockBackend,
   type LockRequest,
   memoizeKeys,
@@ -10,7 +9,7 @@ import {
 } from '@lockkit/core/backend';
 import { onProcessExit, releaseSync, removeSync } from './exit-cleanup.js';
 import { FencingCounters } from './fencing-counter.js';
-import type { FileLockContext } from './file-lock-context.js';
+import type { FileGrant, FileLockContext } from './file-lock-context.js';
 import { fileCapabilities, type ResolvedFileOptions } from './file-lock-options.js';
 import { fileOpsFor, namingDirectory } from './file-system.js';
 import { type Attempt, tryMutex, tryReader, trySemaphore, tryWriter } from './gated-locks.js';
@@ -22,26 +21,20 @@ import { prepareDirectory } from './prepare-directory.js';
 import { DirectoryWatchers, FileReleaseWatch } from './release-watch.js';
 import { SparePool } from './spare-pool.js';
 import { Staleness } from './staleness.js';
-
-/** A file-system grant: our marker directory and, for lock-directory holds, the lock directory. */
-export interface FileGrant extends Grant {
-  /**
-   * Absolute path of our marker: its presence is our ownership. A reader's or permit's
-   * marker mtime is its heartbeat; a lock directory's own mtime is (proper-lockfile's).
-   */
-  readonly marker: string;
-  /** The lock directory (`…/lock` or `…/gate`) for a mutex or writer; undefined for a reader or permit. */
-  readonly lockDir: string | undefined;
-}
+import { WriterIntent } from './writer-intent.js';
 
 interface WaitState {
   readonly watch: FileReleaseWatch;
   readonly paths: KeyPaths;
   /** A writer's gate, kept between attempts while readers drain. */
   pendingGate: string | undefined;
+  /** A writer's intent marker: new readers stay out while it waits. */
+  readonly intent: WriterIntent | undefined;
   /** The attempt in flight (a pending gate is released only after it settles). */
   busy: Promise<unknown>;
 }
+
+export type { FileGrant } from './file-lock-context.js';
 
 const noop = (): void => undefined;
 
@@ -101,6 +94,7 @@ export class FileLockBackend implements LockBackend<FileGrant> {
     const state: WaitState = {
       paths,
       pendingGate: this.#parked.adopt(request),
+      intent: request.kind === 'write' ? new WriterIntent(this.#context, paths.keyDir) : undefined,
       busy: Promise.resolve(),
       watch: new FileReleaseWatch(this.#watchers, paths.keyDir, () => this.#endWait(request)),
     };
@@ -170,6 +164,8 @@ export class FileLockBackend implements LockBackend<FileGrant> {
   /** At process exit: release what is still held, remove our spare directories. */
   #exitSync(): void {
     for (const grant of this.#held) releaseSync(grant.marker, grant.lockDir);
+    for (const { intent } of this.#waits.values())
+      if (intent?.marker) releaseSync(intent.marker, undefined);
     for (const path of this.#context.pool.keptPaths()) removeSync(path);
   }
 
@@ -195,21 +191,24 @@ export class FileLockBackend implements LockBackend<FileGrant> {
         outcome = await tryReader(context, paths);
         break;
       case 'semaphore':
-        outcome = await trySemaphore(context, paths, request.maxCount);
-        break;
       case 'write': {
         const pending = state?.pendingGate;
         if (state) state.pendingGate = undefined;
-        // Keep the gate between attempts whenever core will come back: new readers must
-        // queue behind a waiting writer.
+        // Keep the gate between attempts whenever core will come back: new readers (or
+        // permits) must queue behind a waiting writer (or weighted request).
         const willWait =
           !wait.signal.aborted &&
           (state ? !state.watch.closed : wait.deadline - now() > 50) &&
           wait.deadline !== Number.NEGATIVE_INFINITY;
-        outcome = await tryWriter(context, paths, pending, willWait);
+        const { maxCount, permits = 1 } = request;
+        outcome =
+          request.kind === 'write'
+            ? await tryWriter(context, paths, pending, willWait)
+            : await trySemaphore(context, paths, maxCount, permits, pending, willWait);
         if (outcome.pendingGate !== undefined) {
           this.#keepGate(request, state, outcome.pendingGate, wait.signal);
         }
+        if (!outcome.granted && willWait) await state?.intent?.announce();
         break;
       }
     }
@@ -269,6 +268,7 @@ export class FileLockBackend implements LockBackend<FileGrant> {
       const gate = state.pendingGate;
       state.pendingGate = undefined;
       if (gate !== undefined) this.#releaseGate(request, gate);
+      return state.intent?.withdraw().catch(noop); // what is left goes stale
     });
     this.#track(cleanup);
   }

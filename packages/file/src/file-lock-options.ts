@@ -117,6 +117,10 @@ export function fileCapabilities(leaseMs: number): Capabilities {
   return {
     crossProcess: true,
     leases: true,
+    // The lease length is the directory's staleness rule (every contender applies its own
+    // provider's leaseMs), so it cannot be chosen per hold.
+    minLeaseMs: Number.POSITIVE_INFINITY,
+    weightedPermits: true, // a holder's marker weighs its permits; a waiting one keeps the gate
     fifo: false,
     // A removed marker is noticed at the next extension (every leaseMs / 3).
     lostDetectionMs: Math.ceil(leaseMs / 3) + 250,

@@ -3,12 +3,15 @@
  * semaphore share one shape: a gate (a lock directory, `gate`) plus one heartbeated marker per
  * holder directly in the key directory (`r.…` for readers, `p.…` for permits):
  *
- * - reader: take the gate, add a marker, release the gate (a waiting writer holds the gate,
- *   so new readers queue behind it: writer preference);
+ * - reader: unless a waiting writer left an intent marker (`w.…`, writer-intent.ts), take the
+ *   gate, add a marker, release the gate (a waiting writer holds the gate or announces its
+ *   intent, so new readers queue behind it: writer preference);
  * - writer: take the gate and keep it; the write lock is held once no live reader marker is
  *   left (markers past their lease are claimed on the way);
  * - permit: count live markers (without the gate, so a full semaphore costs waiters no
- *   writes); if there is room, take the gate, count again, add a marker, release the gate.
+ *   writes); if there is room, take the gate, count again, add a marker, release the gate;
+ * - several permits (`p<n>.` markers, weighing n): like a writer, take the gate and keep it
+ *   while waiting, until the permits of the live markers plus ours fit; no one passes it.
  *
  * Lock directories (`lock`, `gate`) are proper-lockfile locks (lock-dirs.ts). The fencing
  * counter is advanced only while holding the key's lock directory.
@@ -25,7 +28,10 @@ import {
   freshMarkerName,
   type KeyPaths,
   PERMIT_PREFIX,
+  permitPrefix,
+  permitWeight,
   READER_PREFIX,
+  WRITER_PREFIX,
 } from './lock-paths.js';
 
 /** A granted lock, before core turns it into a handle. */
@@ -88,7 +94,7 @@ export async function tryMutex(context: FileLockContext, paths: KeyPaths): Promi
 }
 
 /** Adds a fresh holder marker (`prefix` + unique name) to the key directory. */
-async function addMember(
+export async function addMember(
   context: FileLockContext,
   keyDir: string,
   prefix: string,
@@ -136,8 +142,10 @@ async function joinUnderGate(
   }
 }
 
-/** Reader: pass the gate. */
+/** Reader: pass the gate, unless a writer waits for it (a live `w.` intent marker). */
 export async function tryReader(context: FileLockContext, paths: KeyPaths): Promise<Attempt> {
+  const writers = await censusOf(context, paths.keyDir, WRITER_PREFIX);
+  if (writers.live > 0) return busy(writers.retryAtWall);
   const gate = await context.dirs.take(paths.lockDir);
   if (!gate.holding) return busy(gate.retryAtWall);
   try {
@@ -147,23 +155,70 @@ export async function tryReader(context: FileLockContext, paths: KeyPaths): Prom
   }
 }
 
-/** Permit of a semaphore with `maxCount` permits. */
+/** Permit(s) of a semaphore with `maxCount` permits. */
 export async function trySemaphore(
   context: FileLockContext,
   paths: KeyPaths,
   maxCount: number,
+  permits: number,
+  pendingGate: string | undefined,
+  mayKeep: boolean,
 ): Promise<Attempt> {
-  const before = await censusOf(context, paths.keyDir, PERMIT_PREFIX, maxCount);
+  if (permits > 1) return tryWeighted(context, paths, maxCount, permits, pendingGate, mayKeep);
+  const before = await censusOf(context, paths.keyDir, permitWeight, maxCount);
   if (before.live >= maxCount) return busy(before.retryAtWall);
   const gate = await context.dirs.take(paths.lockDir);
   if (!gate.holding) return busy(gate.retryAtWall);
   try {
-    const under = await censusOf(context, paths.keyDir, PERMIT_PREFIX, maxCount);
+    const under = await censusOf(context, paths.keyDir, permitWeight, maxCount);
     if (under.live >= maxCount) return busy(under.retryAtWall);
     return await joinUnderGate(context, paths, gate.holding, PERMIT_PREFIX);
   } finally {
     await context.dirs.release(gate.holding).catch(() => false);
   }
+}
+
+/**
+ * Several permits at once: like a writer, hold the gate (kept between attempts while waiting,
+ * when `mayKeep`) until enough permits are free, so no later request passes a waiting one.
+ */
+async function tryWeighted(
+  context: FileLockContext,
+  paths: KeyPaths,
+  maxCount: number,
+  permits: number,
+  pendingGate: string | undefined,
+  mayKeep: boolean,
+): Promise<Attempt> {
+  const gate = await holdGate(context, paths, pendingGate);
+  if (!gate.holding) return busy(gate.retryAtWall);
+  let keep = false;
+  try {
+    const taken = await censusOf(context, paths.keyDir, permitWeight, maxCount - permits + 1);
+    if (taken.live + permits > maxCount) {
+      keep = mayKeep;
+      return {
+        retryAtWall: taken.retryAtWall,
+        pendingGate: keep ? gate.holding.marker : undefined,
+      };
+    }
+    return await joinUnderGate(context, paths, gate.holding, permitPrefix(permits));
+  } finally {
+    if (!keep) await context.dirs.release(gate.holding).catch(() => false);
+  }
+}
+
+/** The gate: the one kept from the previous attempt if it is still ours, or take it. */
+async function holdGate(
+  context: FileLockContext,
+  paths: KeyPaths,
+  pendingGate: string | undefined,
+): Promise<{ holding?: Holding | undefined; retryAtWall?: number | undefined }> {
+  const { dirs } = context;
+  const kept = pendingGate === undefined ? undefined : dirs.holding(pendingGate);
+  if (kept && (await dirs.confirm(kept))) return { holding: kept };
+  if (kept) await dirs.release(kept).catch(() => false); // lost while we waited
+  return dirs.take(paths.lockDir);
 }
 
 /**
@@ -178,16 +233,9 @@ export async function tryWriter(
   mayKeep: boolean,
 ): Promise<Attempt> {
   const { dirs } = context;
-  let gate = pendingGate === undefined ? undefined : dirs.holding(pendingGate);
-  if (gate && !(await dirs.confirm(gate))) {
-    await dirs.release(gate).catch(() => false); // lost while readers drained
-    gate = undefined;
-  }
-  if (!gate) {
-    const taken = await dirs.take(paths.lockDir);
-    if (!taken.holding) return busy(taken.retryAtWall);
-    gate = taken.holding;
-  }
+  const taken = await holdGate(context, paths, pendingGate);
+  if (!taken.holding) return busy(taken.retryAtWall);
+  const gate = taken.holding;
   let keep = false;
   try {
     const readers = await censusOf(context, paths.keyDir, READER_PREFIX);

@@ -73,13 +73,14 @@ export async function claimMarker(
 }
 
 /**
- * Counts the live markers (names starting with `prefix`) in `dir`, claiming stale ones on the
- * way. With `enough`, stops early (without stat calls) when there are fewer than `enough`.
+ * Counts the live markers (names starting with `prefix`, or weighed by `prefix(name)`: the
+ * permits a semaphore marker stands for) in `dir`, claiming stale ones on the way. With
+ * `enough`, stops early (without stat calls) when the count is below `enough`.
  */
 export async function censusOf(
   context: MarkerContext,
   dir: string,
-  prefix: string,
+  prefix: string | ((name: string) => number | undefined),
   enough = 1,
 ): Promise<MarkerCensus> {
   let names: string[];
@@ -89,8 +90,14 @@ export async function censusOf(
     if (isMissing(error)) return { live: 0, retryAtWall: undefined };
     throw unavailable(`readdir ${dir}`, error);
   }
-  const markers = prefix ? names.filter((name) => name.startsWith(prefix)) : names;
-  if (markers.length < enough) return { live: markers.length, retryAtWall: undefined };
+  const weigh =
+    typeof prefix === 'function'
+      ? prefix
+      : (name: string) => (name.startsWith(prefix) ? 1 : undefined);
+  const markers = names.filter((name) => weigh(name) !== undefined);
+  let total = 0;
+  for (const name of markers) total += weigh(name) as number;
+  if (total < enough) return { live: total, retryAtWall: undefined };
   const { staleness } = context;
   const wallNow = Date.now();
   let live = 0;
@@ -108,7 +115,7 @@ export async function censusOf(
       await claimMarker(context, marker); // abandoned: exactly one claimer removes it
       continue;
     }
-    live += 1;
+    live += weigh(name) as number;
     const at = staleness.staleAt(mtimeMs);
     retryAtWall = retryAtWall === undefined ? at : Math.min(retryAtWall, at);
   }

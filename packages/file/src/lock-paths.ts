@@ -8,6 +8,7 @@
  *   .spares/                      prepared directories, renamed into place to take a lock
  *   mutex.<readable>.<hash>/      lock/<marker>/  fence.<n>
  *   rw.<readable>.<hash>/         gate/<marker>/  fence.<n>  r.<marker>/ …  (one per reader)
+ *                                 w.<marker>/ …  (one per writer waiting for the gate)
  *   semaphore.<readable>.<hash>/  gate/<marker>/  fence.<n>  p.<marker>/ …  (one per permit)
  * ```
  *
@@ -37,8 +38,22 @@ export const GATE_DIR = 'gate';
 export const FENCE_FILE = 'fence';
 /** Prefix of a reader's marker in an RW key directory. */
 export const READER_PREFIX = 'r.';
+/** Prefix of a waiting writer's intent marker in an RW key directory (writer-intent.ts). */
+export const WRITER_PREFIX = 'w.';
 /** Prefix of a permit holder's marker in a semaphore key directory. */
 export const PERMIT_PREFIX = 'p.';
+
+/** Marker prefix of a holder of `permits` permits: `p.` for one, `p<n>.` for more. */
+export function permitPrefix(permits: number): string {
+  return permits > 1 ? `p${permits}.` : PERMIT_PREFIX;
+}
+
+/** The permits a semaphore marker name stands for, or undefined if it is not one. */
+export function permitWeight(name: string): number | undefined {
+  const match = /^p([1-9]\d{0,9})?\./.exec(name);
+  if (!match) return undefined;
+  return match[1] === undefined ? 1 : Number(match[1]);
+}
 
 /** This host's tag in marker names (markers of another host cannot be probed by pid). */
 export const hostTag: string = base32(createHash('sha256').update(hostname()).digest()).slice(0, 6);

@@ -4,7 +4,7 @@ import { describeLockProvider } from '@lockkit/conformance';
 import { grantBehind } from '@lockkit/core/backend';
 import { createFileLockProvider, type FileGrant, keyDirName } from '../src/index.js';
 import { GOLDEN_KEYS } from './golden-keys.js';
-import { TEST_LEASE_MS, temporaryDirectory } from './support.js';
+import { TEST_LEASE_MS, TIME_SCALE, temporaryDirectory } from './support.js';
 
 const directory = temporaryDirectory('conformance');
 // A lock directory that cannot be used: its parent is a regular file (ENOTDIR).
@@ -47,6 +47,6 @@ export function describeFileConformance(io: 'sync' | 'async'): void {
       env: { LOCKKIT_TEST_FILE_DIR: directory, LOCKKIT_TEST_LEASE_MS: String(TEST_LEASE_MS) },
     },
     goldenKeys: { map: (name) => keyDirName('', 'mutex', name), expected: GOLDEN_KEYS },
-    timeScale: 1,
+    timeScale: TIME_SCALE,
   });
 }

@@ -60,6 +60,8 @@ describe('options', () => {
     expect(provider.capabilities).toEqual({
       crossProcess: true,
       leases: true,
+      minLeaseMs: Number.POSITIVE_INFINITY,
+      weightedPermits: true,
       fifo: false,
       lostDetectionMs: 1250,
       abandonedReleaseMs: 3250,

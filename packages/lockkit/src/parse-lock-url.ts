@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { InvalidArgumentError } from '@lockkit/core';
 import { type BackendId, type BackendInfo, backends, schemes } from './backends.js';
 import { redactUrl } from './redact-url.js';
+import { redisNodes } from './redis-url.js';
 import { splitUrl, withPort } from './url-authority.js';
 import { splitQuery } from './url-query.js';
 
@@ -53,6 +54,8 @@ export interface LockUrl {
  * | `file:///absolute/dir` | `@lockkit/file` on that directory |
  * | `redis://[user:pass@]host[:port][/db]`, `rediss://…` | `@lockkit/redis`, one node |
  * | `redis://[user:pass@]h1[:p1],h2[:p2],h3[:p3][/db]` | `@lockkit/redis`, Redlock over the hosts |
+ * | `redis+cluster://[user:pass@]h1[:p1],h2[:p2]` | `@lockkit/redis`, one Redis Cluster (seed nodes) |
+ * | `redis+sentinel://[user:pass@]s1[:p1],s2[:p2]/<masterName>[/db]` | `@lockkit/redis`, the primary the Sentinels name |
  * | `postgres://…`, `postgresql://…` | `@lockkit/postgres` (the URL is pg's connection string) |
  * | `mysql://…`, `mariadb://…` | `@lockkit/mysql` (the URL is mysql2's) |
  * | `zookeeper://h1[:p],h2[:p][/chroot]`, `zk://…` | `@lockkit/zookeeper` |
@@ -148,24 +151,7 @@ const parsers: Record<BackendId, Parser> = {
     return { directory: fileURLToPath(location), ...options };
   },
 
-  redis: (url, backend, shown) => {
-    const parts = splitUrl(url, shown);
-    if (parts.hosts.length === 0) {
-      throw new InvalidArgumentError(`A Redis URL needs at least one host: ${shown}`);
-    }
-    const { options, clientQuery } = splitQuery(parts.query, backend, shown);
-    const userInfo = parts.userInfo === '' ? '' : `${parts.userInfo}@`;
-    const nodes = parts.hosts.map((host) => {
-      const node = `${parts.scheme}://${userInfo}${withPort(host, 6379, shown)}${parts.path}${clientQuery}`;
-      try {
-        new URL(node);
-      } catch {
-        throw new InvalidArgumentError(`Not a valid Redis URL for host "${host}": ${shown}`);
-      }
-      return node;
-    });
-    return { nodes: nodes.length === 1 ? nodes[0] : nodes, ...options };
-  },
+  redis: redisNodes,
 
   postgres: (url, backend, shown) => {
     const parts = splitUrl(url, shown);

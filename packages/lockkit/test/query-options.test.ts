@@ -36,6 +36,8 @@ function sample(name: string, type: OptionType): string {
     sharedConnections: '2',
     maxWaitConnections: '2',
     idleConnections: '1',
+    minReplicas: '1',
+    replicaTimeoutMs: '100',
   };
   return byName[name] ?? (type === 'number' ? '3000' : type === 'boolean' ? 'false' : 'app');
 }

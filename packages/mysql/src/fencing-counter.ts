@@ -69,7 +69,7 @@ class OnDemand {
 }
 
 /**
- * A counter table (`fencing: 'table'`; the default on MySQL), one row per lock base, bumped by
+ * A counter table (`fencing: 'table'`, the default), one row per lock base, bumped by
  * `INSERT … ON DUPLICATE KEY UPDATE t = LAST_INSERT_ID(t + 1)` and never deleted. Tokens count
  * 1, 2, 3, … per lock, across holders, releases, kills and server restarts (the row is as
  * durable as the server's InnoDB commits). Works on MySQL and MariaDB; costs a write per grant.
@@ -122,9 +122,11 @@ export class FencingTable implements FencingCounter {
 }
 
 /**
- * MariaDB only (`fencing: 'sequence'`; the default on MariaDB): one `SEQUENCE` (cached, so most draws write nothing) shared by every lock.
- * Tokens strictly increase per lock (they increase globally) across restarts, since a restart
- * skips the rest of the cached block; they are not consecutive per lock.
+ * MariaDB only (`fencing: 'sequence'`, opt-in): one `SEQUENCE` (cached, so most draws write
+ * nothing) shared by every lock. Tokens strictly increase per lock (they increase globally)
+ * across graceful restarts, which skip the rest of the cached block; not across a server
+ * crash: MariaDB puts a sequence's new value on disk some time after `NEXTVAL` returned it, so
+ * values drawn just before a crash can be drawn again (seen in `pnpm chaos`).
  */
 export class FencingSequence implements FencingCounter {
   readonly #sequence: string;

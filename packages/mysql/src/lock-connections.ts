@@ -1,11 +1,11 @@
 import { BackendUnavailableError } from '@lockkit/core';
+import { settleWithin } from '@lockkit/core/backend';
 import {
   type ConnectionSource,
   type KeepaliveSettings,
   LockConnection,
 } from './lock-connection.js';
 import { errnoOf, setupErrnos } from './mysql-errors.js';
-import { settleWithin } from './settle-within.js';
 import { Turn } from './turn.js';
 
 /** Sizing and session settings of {@link LockConnections}. */

@@ -85,6 +85,8 @@ export class MySqlLockBackend implements LockBackend<MySqlGrant> {
     this.capabilities = {
       crossProcess: true,
       leases: false,
+      minLeaseMs: Number.POSITIVE_INFINITY, // a hold lasts as long as the session
+      weightedPermits: false,
       fifo: false,
       lostDetectionMs: options.keepaliveIntervalMs + options.keepaliveTimeoutMs,
       abandonedReleaseMs: options.sessionTimeoutSeconds * 1000,

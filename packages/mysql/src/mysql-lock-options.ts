@@ -67,15 +67,15 @@ export interface MySqlLockProviderOptions extends LockProviderOptions {
    */
   readonly sessionTimeoutSeconds?: number | undefined;
   /**
-   * Where fencing tokens come from. `'sequence'`: one cached MariaDB `SEQUENCE` shared by all
-   * locks (MariaDB 10.3+; tokens strictly increase per lock but are not consecutive; a draw
-   * writes to disk once per 1000 tokens, and a restart skips the rest of the cached block, so
-   * tokens never go back). `'table'`: a counter row per lock (`INSERT … ON DUPLICATE KEY
-   * UPDATE t = LAST_INSERT_ID(t + 1)`; MySQL and MariaDB; tokens count 1, 2, 3 … per lock; one
-   * InnoDB commit, so one log flush on a durable server, per grant). `'auto'`: the sequence on
-   * MariaDB 10.3+, the table elsewhere (decided per server). Every client of a lock must end
-   * up with the same source.
-   * @defaultValue 'auto'
+   * Where fencing tokens come from. `'table'`: a counter row per lock (`INSERT … ON DUPLICATE
+   * KEY UPDATE t = LAST_INSERT_ID(t + 1)`; MySQL and MariaDB; tokens count 1, 2, 3 … per lock;
+   * one InnoDB commit, so one log flush on a durable server, per grant; as durable as the
+   * server's commits). `'sequence'`: one cached MariaDB `SEQUENCE` shared by all locks (MariaDB
+   * 10.3+; far cheaper, but a server crash can hand out again tokens drawn in the last moments
+   * before it: MariaDB writes a sequence's new value to disk some time after `NEXTVAL` returned
+   * it). `'auto'`: the sequence on MariaDB 10.3+, the table elsewhere. Every client of a lock
+   * must use the same source.
+   * @defaultValue 'table'
    */
   readonly fencing?: 'auto' | 'table' | 'sequence' | undefined;
   /**
@@ -150,7 +150,7 @@ export function resolveMySqlOptions(options: MySqlLockProviderOptions): Resolved
     );
   }
   const namespace = stringOption('namespace', options.namespace, '');
-  const fencing = options.fencing ?? 'auto';
+  const fencing = options.fencing ?? 'table';
   if (fencing !== 'auto' && fencing !== 'table' && fencing !== 'sequence') {
     throw new InvalidArgumentError("`fencing` must be 'auto', 'table' or 'sequence'");
   }

@@ -5,7 +5,7 @@ export function createProvider(): MySqlLockProvider {
   const url = process.env['LOCKKIT_MYSQL_URL'];
   if (!url) throw new Error('LOCKKIT_MYSQL_URL is not set');
   const sessionTimeout = process.env['LOCKKIT_MYSQL_SESSION_TIMEOUT'];
-  const fencing = process.env['LOCKKIT_MYSQL_FENCING'] === 'table' ? 'table' : 'auto';
+  const fencing = process.env['LOCKKIT_MYSQL_FENCING'] === 'sequence' ? 'sequence' : 'table';
   return createMySqlLockProvider({
     connection: url,
     fencing,

@@ -190,6 +190,22 @@ describe('lost signal', () => {
       expect(after.fencingToken).toBeGreaterThan(held.fencingToken);
       await after.release();
     }, 60_000);
+
+    it('a server crash right after grants does not hand their tokens out again (the default counter)', async () => {
+      const name = uniqueName('crash');
+      const locks = provider({ connection: server.url });
+      let last = 0n;
+      for (let i = 0; i < 5; i++) {
+        const handle = await locks.createLock(name).acquire();
+        last = handle.fencingToken;
+        await handle.release();
+      }
+      await server.kill();
+      await server.restart();
+      const after = await provider({ connection: server.url }).createLock(name).acquire();
+      expect(after.fencingToken).toBeGreaterThan(last);
+      await after.release();
+    }, 60_000);
   });
 });
 

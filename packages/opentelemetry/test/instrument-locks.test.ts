@@ -299,6 +299,8 @@ describe('a loss published before its acquire', () => {
       capabilities: {
         crossProcess: false,
         leases: false,
+        minLeaseMs: Number.POSITIVE_INFINITY,
+        weightedPermits: false,
         fifo: true,
         lostDetectionMs: 0,
         abandonedReleaseMs: 0,

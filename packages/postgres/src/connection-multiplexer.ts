@@ -1,9 +1,8 @@
 import { BackendUnavailableError } from '@lockkit/core';
-import { now, untilAborted } from '@lockkit/core/backend';
+import { now, settleWithin, untilAborted } from '@lockkit/core/backend';
 import type { ConnectionSource } from './connection-source.js';
 import { type KeepaliveSettings, LockConnection } from './lock-connection.js';
 import { describeError } from './pg-errors.js';
-import { settleWithin } from './settle-within.js';
 import { WaitGate } from './wait-gate.js';
 
 /** Locks one session holds before another shared session is opened (up to the limit). */

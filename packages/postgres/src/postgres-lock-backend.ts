@@ -64,6 +64,8 @@ export class PostgresLockBackend implements LockBackend<PostgresGrant> {
     this.capabilities = {
       crossProcess: true,
       leases: false,
+      minLeaseMs: Number.POSITIVE_INFINITY, // a hold lasts as long as the session
+      weightedPermits: false,
       // Mutex and RW waits queue on the server, in order; semaphore waiters race on NOTIFY.
       fifo: false,
       // Session errors/ends are seen at once; a silent session is caught by the keepalive.

@@ -1,9 +1,8 @@
 import { BackendUnavailableError } from '@lockkit/core';
-import { type ReleaseWatch, Wakeup } from '@lockkit/core/backend';
+import { type ReleaseWatch, settleWithin, Wakeup } from '@lockkit/core/backend';
 import type pg from 'pg';
 import type { ConnectionSource, OpenedClient } from './connection-source.js';
 import { describeError } from './pg-errors.js';
-import { settleWithin } from './settle-within.js';
 
 interface Channel {
   readonly wakeups: Set<Wakeup>;

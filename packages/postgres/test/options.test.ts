@@ -55,6 +55,8 @@ describe('options', () => {
     expect(provider.capabilities).toEqual({
       crossProcess: true,
       leases: false,
+      minLeaseMs: Number.POSITIVE_INFINITY,
+      weightedPermits: false,
       fifo: false,
       lostDetectionMs: 3000,
       abandonedReleaseMs: 1300,

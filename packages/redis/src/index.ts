@@ -1,3 +1,4 @@
+export type { RedisClient } from './redis-clients.js';
 export { KEY_ROOT, type RedisLockKeys, redisLockKeys } from './redis-keys.js';
 export type { RedisGrant } from './redis-lock-backend.js';
 export { RedisLockBackend } from './redis-lock-backend.js';
@@ -8,4 +9,3 @@ export type {
 } from './redis-lock-options.js';
 export { resolveRedisOptions } from './redis-lock-options.js';
 export { createRedisLockProvider, RedisLockProvider } from './redis-lock-provider.js';
-export type { RedisClient } from './redis-node.js';

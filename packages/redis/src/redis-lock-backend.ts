@@ -10,6 +10,8 @@ import {
   type ReleaseWatch,
   type WaitContext,
 } from '@lockkit/core/backend';
+import { agreeOnToken, maxRedraws } from './fence-agreement.js';
+import { redisCapabilities } from './redis-capabilities.js';
 import { type RedisLockKeys, redisLockKeys } from './redis-keys.js';
 import {
   acquireCall,
@@ -26,7 +28,7 @@ import type { RedisNode } from './redis-node.js';
 import { RedisNodeSet, type Votes } from './redis-node-set.js';
 import { clockDriftMs, semaphoreQuorumOf } from './redlock-quorum.js';
 import { ReleaseSubscriber } from './release-subscriber.js';
-import { grantsAt, isGrant, isGrantVote, isYes, ran, refusalHintMs } from './script-replies.js';
+import { isGrant, isGrantVote, isYes, refusalHintMs } from './script-replies.js';
 import { WaiterWakeup } from './waiter-wakeup.js';
 import { noMarker, WriterMarkers } from './writer-markers.js';
 
@@ -66,7 +68,10 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
 
   constructor(options: ResolvedRedisOptions) {
     this.#options = options;
-    this.#nodes = new RedisNodeSet(options.nodes, options.commandTimeoutMs);
+    const { minReplicas, replicaTimeoutMs } = options;
+    const ack =
+      minReplicas > 0 ? { replicas: minReplicas, timeoutMs: replicaTimeoutMs } : undefined;
+    this.#nodes = new RedisNodeSet(options.nodes, options.commandTimeoutMs, ack);
     this.#subscribers = this.#nodes.nodes.map(
       (node) => new ReleaseSubscriber(node.client, this.#providerId, options.pollIntervalMs),
     );
@@ -79,18 +84,7 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
         () => false,
       ),
     );
-    const boundMs = options.leaseMs + options.commandTimeoutMs + 250;
-    this.capabilities = Object.freeze({
-      crossProcess: true,
-      leases: true,
-      fifo: false,
-      lostDetectionMs: boundMs,
-      abandonedReleaseMs: boundMs,
-      // Every command, the wait for its connection included, is cut off at the command
-      // timeout; a Redlock acquire sends up to two rounds (the scripts, then a fence raise when
-      // the granting nodes' counters disagree).
-      unavailableMs: (options.nodes.length > 1 ? 2 : 1) * options.commandTimeoutMs + 250,
-    });
+    this.capabilities = redisCapabilities(options, ack?.timeoutMs ?? 0);
   }
 
   /** The nodes (one per configured node, in order). */
@@ -104,7 +98,7 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
   );
 
   async tryAcquire(request: LockRequest, wait: WaitContext): Promise<RedisGrant | null> {
-    const { leaseMs } = this.#options;
+    const leaseMs = request.leaseMs ?? this.#options.leaseMs;
     const keys = this.keysOf(request);
     const token = randomUUID();
     const marker = request.kind === 'write' ? this.#writerMarkers.markerOf(keys, wait) : noMarker;
@@ -142,23 +136,22 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
           (index) => isGrantVote(votes[index]),
         );
       }
-      const fenceFloor = this.#nodes.size > 1 ? String(fencingToken) : '';
-      if (this.#nodes.size > 1 && grantsAt(votes, fencingToken) < quorum) {
-        // A quorum must count at least our token BEFORE the token is handed out. Any later
-        // quorum overlaps it, so the next grant counts past us even if this holder vanishes
-        // before it ever extends or releases (found by the chaos run: after a minority
-        // restarted empty, tokens repeated or went back). In the steady state the granting
-        // nodes' counters agree and already are that quorum; only lagging ones are lifted.
-        const raise = extendCall(request, keys, token, leaseMs, fenceFloor);
-        const raised = await this.#nodes.vote(quorum, raise, ran);
-        const lifted = raised.filter((vote) => vote?.ok === true && ran(vote.value)).length;
-        if (lifted < quorum || now() >= validUntil) {
+      if (this.#nodes.size > 1) {
+        // The token is a value a quorum returned to THIS grant in one round (see
+        // fence-agreement.ts): the largest counter alone repeats when two shared grants are
+        // counted in opposite orders. In the steady state the acquire round already agrees.
+        const agreement = await agreeOnToken(this.#nodes, keys, quorum, votes, validUntil);
+        if (!agreement.agreed) {
           this.#undo(request, keys, token, votes);
           // No quorum decided it: core's outage policy retries or fails the call.
-          throw this.#nodes.unavailable(request.name, 'acquire', raised);
+          if (agreement.contended) throw this.#contended(request.name);
+          throw this.#nodes.unavailable(request.name, 'acquire', agreement.votes);
         }
+        fencingToken = agreement.token;
       }
-      const lease = { durationMs: leaseMs, validUntil, autoExtend: this.#options.autoExtend };
+      const fenceFloor = this.#nodes.size > 1 ? String(fencingToken) : '';
+      const autoExtend = request.autoExtend ?? this.#options.autoExtend;
+      const lease = { durationMs: leaseMs, validUntil, autoExtend };
       return { fencingToken, lease, token, fenceFloor };
     }
     // Not granted: undo every node that granted or may have (a reply that timed out can
@@ -223,8 +216,7 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
     return held;
   }
 
-  async extend(request: LockRequest, grant: RedisGrant): Promise<number | false> {
-    const { leaseMs } = this.#options;
+  async extend(request: LockRequest, grant: RedisGrant, leaseMs: number): Promise<number | false> {
     const keys = this.keysOf(request);
     const call = extendCall(request, keys, grant.token, leaseMs, grant.fenceFloor);
     const quorum = this.#quorumOf(request);
@@ -275,13 +267,21 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
     return { name: node.keyPrefix + keys.channel, publish: node.sharded ? 'SPUBLISH' : 'PUBLISH' };
   }
 
+  /** Concurrent grants of the name kept drawing between our redraws: try again later. */
+  #contended(lockName: string): BackendUnavailableError {
+    return new BackendUnavailableError(
+      `Redis acquire of "${lockName}": the nodes' fencing counters did not agree after ${maxRedraws} redraws (concurrent grants)`,
+      { lockName, retryable: true },
+    );
+  }
+
   /** Undoes an attempt on every node that granted it or may have (a busy node did not). */
   #undo(request: LockRequest, keys: RedisLockKeys, token: string, votes: Votes): void {
     this.#nodes.nodes.forEach((node, index) => {
       const vote = votes[index];
       if (vote?.ok && !isGrant(vote.value)) return; // refused there: nothing to undo
       if (vote && !vote.ok && !(vote.error as { mayHaveRun?: boolean }).mayHaveRun) return;
-      const { leaseMs } = this.#options;
+      const leaseMs = request.leaseMs ?? this.#options.leaseMs;
       const channel = this.#channelOf(node, keys);
       const call = releaseCall(request, keys, token, channel, leaseMs, '');
       this.#nodes.persist(node, call, 2 * leaseMs);

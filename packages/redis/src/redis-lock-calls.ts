@@ -1,12 +1,14 @@
 import type { LockRequest } from '@lockkit/core/backend';
 import type { RedisLockKeys } from './redis-keys.js';
+import { isGrant, ran } from './script-replies.js';
+import type { ScriptCall } from './script-sender.js';
 import {
   acquireMutex,
   acquireRead,
   acquireSemaphore,
   acquireWrite,
+  redrawFence,
 } from './scripts/acquire-scripts.js';
-import type { LuaScript } from './scripts/lua-script.js';
 import {
   extendMember,
   extendString,
@@ -15,13 +17,6 @@ import {
   unregisterWaiter,
   withdrawWriter,
 } from './scripts/release-scripts.js';
-
-/** A script with its KEYS and ARGV, ready to run on a node. */
-export interface ScriptCall {
-  readonly script: LuaScript;
-  readonly keys: readonly string[];
-  readonly args: readonly (string | number)[];
-}
 
 /**
  * Where a node's releases publish: the channel (with the client's keyPrefix) and the command,
@@ -52,6 +47,21 @@ export interface WaiterRegistration {
 
 /** The acquire script of a request's kind. */
 export function acquireCall(
+  request: LockRequest,
+  keys: RedisLockKeys,
+  token: string,
+  leaseMs: number,
+  marker: WriterMarker,
+  waiter: WaiterRegistration,
+): ScriptCall {
+  // A grant also incremented the fencing counter: both must reach the replicas.
+  return {
+    ...acquireScriptCall(request, keys, token, leaseMs, marker, waiter),
+    acknowledge: isGrant,
+  };
+}
+
+function acquireScriptCall(
   request: LockRequest,
   keys: RedisLockKeys,
   token: string,
@@ -148,6 +158,11 @@ export function releaseCall(
   };
 }
 
+/** Redlock: lift the fencing counter to `floor` and draw the next value (see redrawFence). */
+export function redrawCall(keys: RedisLockKeys, floor: string): ScriptCall {
+  return { script: redrawFence, keys: [keys.fence], args: [floor] };
+}
+
 /** Token-checked lease extension to `leaseMs` from now. */
 export function extendCall(
   request: LockRequest,
@@ -160,6 +175,9 @@ export function extendCall(
     script: holdIsMember(request) ? extendMember : extendString,
     keys: [holdKey(request, keys), keys.fence],
     args: [token, leaseMs, fenceFloor],
+    // The new expiry (and a raised fence) must reach the replicas, or a promoted one would
+    // free the lock earlier than the holder believes.
+    acknowledge: ran,
   };
 }
 

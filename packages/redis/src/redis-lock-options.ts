@@ -7,11 +7,16 @@ import {
   stringOption,
 } from '@lockkit/core/backend';
 import type { RedisOptions } from 'ioredis';
-import { isRedisClient, type RedisClient } from './redis-node.js';
+import type { RedisClient } from './redis-clients.js';
+import { isRedisClient } from './redis-node.js';
+import { isTopologyUrl, parseTopologyUrl } from './topology-url.js';
 
 /**
- * One Redis node: a URL (`redis://…`, `rediss://…`), ioredis connection options, or an
- * ioredis `Redis`/`Cluster` client you own (the provider never closes it).
+ * One Redis node: a URL — `redis://…`, `rediss://…`, a Cluster
+ * `redis+cluster://h1:p1,h2:p2` or a Sentinel-managed primary
+ * `redis+sentinel://s1:p1,s2:p2/<masterName>[/<db>]` — ioredis connection options (also with
+ * `sentinels` and `name`), or an ioredis `Redis`/`Cluster` client you own (the provider never
+ * closes it).
  */
 export type RedisNodeSpec = string | RedisOptions | RedisClient;
 
@@ -51,6 +56,23 @@ export interface RedisLockProviderOptions extends LockProviderOptions {
    * @defaultValue `min(1000, leaseMs / 3)`
    */
   readonly pollIntervalMs?: number | undefined;
+  /**
+   * Replica acknowledgement (opt-in): after every grant (which also increments the fencing
+   * counter) and every lease extension, `WAIT minReplicas replicaTimeoutMs` on the same
+   * connection. A grant that fewer replicas confirmed in time is released and the attempt
+   * fails with `BackendUnavailableError` (core's outage policy retries it until the call's
+   * deadline); an unconfirmed extension counts as a failed one. `0` = no WAIT. What this does
+   * and does not guarantee: see "Choosing a Redis topology" in docs/backends/redis.md.
+   * Integer in [0, 100].
+   * @defaultValue 0
+   */
+  readonly minReplicas?: number | undefined;
+  /**
+   * How long a WAIT may block, in ms (only with `minReplicas` > 0). It adds to the deadline of
+   * acquire and extend commands, and to `unavailableMs`. Integer in [1, leaseMs / 3].
+   * @defaultValue `commandTimeoutMs` (rounded up)
+   */
+  readonly replicaTimeoutMs?: number | undefined;
 }
 
 /** Options after validation and defaults. */
@@ -61,6 +83,9 @@ export interface ResolvedRedisOptions {
   readonly autoExtend: boolean;
   readonly commandTimeoutMs: number;
   readonly pollIntervalMs: number;
+  /** 0 = no replica acknowledgement. */
+  readonly minReplicas: number;
+  readonly replicaTimeoutMs: number;
 }
 
 const knownKeys = [
@@ -70,6 +95,8 @@ const knownKeys = [
   'autoExtend',
   'commandTimeoutMs',
   'pollIntervalMs',
+  'minReplicas',
+  'replicaTimeoutMs',
 ] as const;
 
 /** Validates options (throws InvalidArgumentError) and fills in defaults. */
@@ -90,7 +117,26 @@ export function resolveRedisOptions(options: RedisLockProviderOptions): Resolved
     min: 1,
     integer: false,
   });
-  return Object.freeze({ nodes, namespace, leaseMs, autoExtend, commandTimeoutMs, pollIntervalMs });
+  const minReplicas = numberOption('minReplicas', options.minReplicas, {
+    default: 0,
+    min: 0,
+    max: 100,
+  });
+  const replicaTimeoutMs = numberOption('replicaTimeoutMs', options.replicaTimeoutMs, {
+    default: Math.min(Math.ceil(commandTimeoutMs), Math.floor(leaseMs / 3)),
+    min: 1,
+    max: Math.floor(leaseMs / 3),
+  });
+  return Object.freeze({
+    nodes,
+    namespace,
+    leaseMs,
+    autoExtend,
+    commandTimeoutMs,
+    pollIntervalMs,
+    minReplicas,
+    replicaTimeoutMs,
+  });
 }
 
 function resolveNodes(value: RedisLockProviderOptions['nodes']): readonly RedisNodeSpec[] {
@@ -99,7 +145,9 @@ function resolveNodes(value: RedisLockProviderOptions['nodes']): readonly RedisN
   if (list.length === 0) throw new InvalidArgumentError('nodes must list at least one node');
   const seen = new Set<unknown>();
   for (const [index, node] of list.entries()) {
-    if (typeof node === 'string') {
+    if (typeof node === 'string' && isTopologyUrl(node)) {
+      parseTopologyUrl(node, `nodes[${index}]`);
+    } else if (typeof node === 'string') {
       let url: URL;
       try {
         url = new URL(node);
@@ -107,7 +155,9 @@ function resolveNodes(value: RedisLockProviderOptions['nodes']): readonly RedisN
         throw new InvalidArgumentError(`nodes[${index}] is not a valid URL`);
       }
       if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') {
-        throw new InvalidArgumentError(`nodes[${index}] must be a redis:// or rediss:// URL`);
+        throw new InvalidArgumentError(
+          `nodes[${index}] must be a redis://, rediss://, redis+cluster:// or redis+sentinel:// URL`,
+        );
       }
     } else if (typeof node !== 'object' || node === null || Array.isArray(node)) {
       throw new InvalidArgumentError(

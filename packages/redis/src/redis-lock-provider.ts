@@ -1,7 +1,7 @@
 import { LockProvider } from '@lockkit/core/backend';
+import type { RedisClient } from './redis-clients.js';
 import { type RedisGrant, RedisLockBackend } from './redis-lock-backend.js';
 import { type RedisLockProviderOptions, resolveRedisOptions } from './redis-lock-options.js';
-import type { RedisClient } from './redis-node.js';
 
 /**
  * A lock provider on Redis: one node, or Redlock over N independent nodes. Mutex, RW lock

@@ -1,9 +1,9 @@
 import { BackendUnavailableError } from '@lockkit/core';
 import { delay, now } from '@lockkit/core/backend';
-import type { ScriptCall } from './redis-lock-calls.js';
 import type { RedisNodeSpec } from './redis-lock-options.js';
 import { RedisNode } from './redis-node.js';
 import { collectVotes, quorumOf, type Vote } from './redlock-quorum.js';
+import type { ReplicaAck, ScriptCall } from './script-sender.js';
 
 /** Every node's answer so far (undefined: not answered when the outcome was decided). */
 export type Votes = readonly (Vote<unknown> | undefined)[];
@@ -18,8 +18,12 @@ export class RedisNodeSet {
   readonly #commandTimeoutMs: number;
   readonly #closing = new AbortController();
 
-  constructor(specs: readonly RedisNodeSpec[], commandTimeoutMs: number) {
-    this.nodes = specs.map((spec, index) => new RedisNode(spec, index, specs.length));
+  constructor(
+    specs: readonly RedisNodeSpec[],
+    commandTimeoutMs: number,
+    ack: ReplicaAck | undefined,
+  ) {
+    this.nodes = specs.map((spec, index) => new RedisNode(spec, index, specs.length, ack));
     this.majority = quorumOf(this.nodes.length);
     this.#commandTimeoutMs = commandTimeoutMs;
   }
@@ -42,14 +46,14 @@ export class RedisNodeSet {
   ): Promise<Votes> {
     if (this.nodes.length === 1) {
       const node = this.nodes[0] as RedisNode;
-      const { script, keys, args } = typeof call === 'function' ? call(node) : call;
+      const { script, keys, args, acknowledge } = typeof call === 'function' ? call(node) : call;
       return node
-        .run(script, keys, args, this.#commandTimeoutMs, started)
+        .run(script, keys, args, this.#commandTimeoutMs, started, acknowledge)
         .then(answeredVote, failedVote);
     }
     const attempts = this.nodes.map((node) => {
-      const { script, keys, args } = typeof call === 'function' ? call(node) : call;
-      return node.run(script, keys, args, this.#commandTimeoutMs, started);
+      const { script, keys, args, acknowledge } = typeof call === 'function' ? call(node) : call;
+      return node.run(script, keys, args, this.#commandTimeoutMs, started, acknowledge);
     });
     const noLimit = this.nodes.length - quorum;
     const { votes, settled } = collectVotes(attempts, (sofar) => {

@@ -1,10 +1,9 @@
 import { BackendUnavailableError } from '@lockkit/core';
 import { DeadlineTimer, now } from '@lockkit/core/backend';
-import { type Cluster, Redis, type RedisOptions } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
+import { addressOf, createOwnedClient, isCluster, type RedisClient } from './redis-clients.js';
+import { type ReplicaAck, sendScript } from './script-sender.js';
 import type { LuaScript } from './scripts/lua-script.js';
-
-/** An ioredis client: a standalone `Redis` or a `Cluster`. */
-export type RedisClient = Redis | Cluster;
 
 /**
  * A node command failed. `mayHaveRun` is true when the command reached the socket and its
@@ -30,25 +29,11 @@ function isSetupReply(error: unknown): boolean {
   return /^(WRONGPASS|NOAUTH|NOPERM)\b|DB index is out of range/.test(message);
 }
 
-/** ioredis 6 types its options constructor per reply mapping; both majors accept this. */
-type OptionsConstructor = new (options: RedisOptions) => Redis;
-
 /**
- * Options lockkit forces on clients it creates: nothing is ever queued or replayed by ioredis,
- * and nothing reconnects in the background — a command connects when it needs the connection,
- * so an idle provider holds no timer and each attempt during an outage fails at once.
- */
-const ownedClientOptions = {
-  lazyConnect: true,
-  enableOfflineQueue: false,
-  autoResendUnfulfilledCommands: false,
-  maxRetriesPerRequest: 0,
-  retryStrategy: () => null,
-} satisfies RedisOptions;
-
-/**
- * One Redis node (or one Cluster) the provider talks to: runs scripts with ioredis's EVALSHA
- * (EVAL when the node answers NOSCRIPT), each within a deadline that covers connecting too,
+ * One Redis node (or one Cluster, or one Sentinel-managed primary) the provider talks to: runs
+ * scripts with ioredis's EVALSHA (EVAL when the node answers NOSCRIPT) — followed by a `WAIT`
+ * for replicas when the call asks for acknowledgement — each within a deadline that covers
+ * connecting too,
  * only on a ready connection (so nothing of ours waits in ioredis's offline queue). A client
  * the provider created holds its socket open (ref'd) only while a command of ours is in flight.
  */
@@ -69,13 +54,18 @@ export class RedisNode {
   #closed = false;
   /** Command deadlines on one timer that never keeps the process alive (the socket does). */
   readonly #deadlines = new DeadlineTimer({ keepAlive: false });
+  /** Replica acknowledgement of writes that ask for it (undefined: none, `minReplicas` 0). */
+  readonly #ack: ReplicaAck | undefined;
 
-  constructor(spec: string | RedisOptions | RedisClient, index: number, count: number) {
+  constructor(
+    spec: string | RedisOptions | RedisClient,
+    index: number,
+    count: number,
+    ack?: ReplicaAck,
+  ) {
+    this.#ack = ack;
     if (typeof spec === 'string' || !isRedisClient(spec)) {
-      this.client =
-        typeof spec === 'string'
-          ? new Redis(spec, ownedClientOptions)
-          : new (Redis as OptionsConstructor)({ ...spec, ...ownedClientOptions });
+      this.client = createOwnedClient(spec, count === 1 ? 'nodes' : `nodes[${index}]`);
       this.owned = true;
       this.client.on('error', noop); // failures surface per command; never an unhandled 'error' event
     } else {
@@ -93,7 +83,10 @@ export class RedisNode {
    * Runs `script` within `timeoutMs` from `started` (performance.now() ms, default now: a
    * caller that already read the clock passes its reading), connecting first if need be;
    * rejects with {@link NodeCommandError} on any failure. A reply after the deadline is
-   * ignored (the command keeps its place in ioredis's reply queue).
+   * ignored (the command keeps its place in ioredis's reply queue). `acknowledge` says which
+   * replies are writes that replicas must confirm (with `minReplicas` > 0): the script is then
+   * followed by `WAIT`, the deadline grows by `replicaTimeoutMs`, and a write confirmed by too
+   * few replicas rejects as a command that may have run (the caller undoes it).
    */
   run(
     script: LuaScript,
@@ -101,6 +94,7 @@ export class RedisNode {
     args: readonly (string | number)[],
     timeoutMs: number,
     started: number = now(),
+    acknowledge?: (reply: unknown) => boolean,
   ): Promise<unknown> {
     if (this.#closed) {
       const closed = new Error('the provider is closed');
@@ -119,6 +113,8 @@ export class RedisNode {
         if (error) reject(error);
         else resolve(reply);
       };
+      const ack = acknowledge === undefined ? undefined : this.#ack;
+      if (ack) timeoutMs += ack.timeoutMs;
       const expiry = this.#deadlines.add(started + timeoutMs, () => {
         const ms = Math.round(timeoutMs);
         const what = sent ? `did not answer ${script.name}` : 'could not connect';
@@ -128,23 +124,28 @@ export class RedisNode {
       });
       const failed = (error: unknown): void => {
         const replied = error instanceof Error && error.name === 'ReplyError';
+        // A demoted primary (Sentinel failover): ask the Sentinels again on the next command.
+        if (this.owned && messageOf(error).startsWith('READONLY')) this.client.disconnect();
         const message = `${this.label} failed ${script.name}: ${messageOf(error)}`;
         finish(new NodeCommandError(message, !replied, error));
       };
       const send = (): void => {
         if (!open) return;
         sent = true;
-        const client = this.client as Redis;
-        client.evalsha(script.sha, keys.length, ...keys, ...args).then(
-          (reply) => finish(undefined, reply),
-          (error: unknown) => {
-            // The server's script cache was flushed (restart, failover): send the source once.
-            if (!open || !messageOf(error).startsWith('NOSCRIPT')) return failed(error);
-            client
-              .eval(script.lua, keys.length, ...keys, ...args)
-              .then((reply) => finish(undefined, reply), failed);
-          },
-        );
+        sendScript(this.client, script, keys, args, ack).then((outcome) => {
+          const { reply, acknowledged = 0, waitError } = outcome;
+          if (ack && acknowledged < ack.replicas && acknowledge?.(reply)) {
+            // Written but not confirmed: the caller undoes it (mayHaveRun).
+            const what = waitError === undefined ? '' : ` (WAIT failed: ${messageOf(waitError)})`;
+            const cause =
+              waitError ??
+              new Error(
+                `WAIT ${ack.replicas} ${ack.timeoutMs}: ${acknowledged} replica(s) acknowledged`,
+              );
+            const message = `${this.label}: ${acknowledged} of ${ack.replicas} replicas acknowledged ${script.name} within ${ack.timeoutMs} ms${what}`;
+            finish(new NodeCommandError(message, true, cause));
+          } else finish(undefined, reply);
+        }, failed);
       };
       if (this.#inFlight++ === 0 && this.owned) streamOf(this.client)?.ref();
       if (this.client.status === 'ready') send();
@@ -228,26 +229,6 @@ export function isRedisClient(value: unknown): value is RedisClient {
     typeof (value as Redis).duplicate === 'function' &&
     typeof (value as Redis).status === 'string'
   );
-}
-
-/** An ioredis `Cluster` (also from another copy of ioredis). */
-export function isCluster(client: RedisClient): boolean {
-  return (client as { isCluster?: unknown }).isCluster === true;
-}
-
-/** host:port or socket path of a standalone client; the startup nodes of a Cluster. */
-function addressOf(client: RedisClient): string {
-  if (isCluster(client)) {
-    const nodes = (client as { startupNodes?: readonly unknown[] }).startupNodes ?? [];
-    const named = nodes.map((node) =>
-      typeof node === 'object' && node !== null
-        ? `${(node as { host?: string }).host ?? 'localhost'}:${(node as { port?: number }).port ?? 6379}`
-        : String(node),
-    );
-    return `cluster ${named.join(', ')}`;
-  }
-  const { path, host, port } = client.options as { path?: string; host?: string; port?: number };
-  return path ? path : `${host ?? 'localhost'}:${port ?? 6379}`;
 }
 
 /** The socket of a standalone client (undefined before it first connects). */

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { isCluster, type RedisClient } from './redis-node.js';
+import { isCluster, type RedisClient } from './redis-clients.js';
 
 /**
  * One pub/sub connection per node, shared by every waiter of the provider and ref-counted per

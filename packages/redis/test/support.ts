@@ -1,7 +1,7 @@
 import { waitFor } from '@lockkit/conformance';
 import type { LockHandle } from '@lockkit/core';
 import { grantBehind } from '@lockkit/core/backend';
-import { Redis } from 'ioredis';
+import { type Cluster, Redis } from 'ioredis';
 import { type RedisGrant, redisLockKeys } from '../src/index.js';
 
 /** Lease used by the tests: short, so lease cases are quick. */
@@ -20,21 +20,26 @@ export function scaled(ms: number): number {
  * mutex or writer, the member of a reader or semaphore permit), without telling the handle.
  */
 export async function deleteHold(handle: LockHandle, urls: readonly string[]): Promise<void> {
-  const { request, grant } = grantBehind<RedisGrant>(handle);
-  const keys = redisLockKeys(request.namespace, request.kind, request.name);
   await Promise.all(
     urls.map(async (url) => {
       const client = new Redis(url, { lazyConnect: true });
       try {
         await client.connect();
-        if (request.kind === 'mutex' || request.kind === 'write') await client.del(keys.lock);
-        else if (request.kind === 'read') await client.zrem(keys.readers, grant.token);
-        else await client.zrem(keys.lock, grant.token);
+        await deleteHoldOn(handle, client);
       } finally {
         client.disconnect();
       }
     }),
   );
+}
+
+/** {@link deleteHold} through one client (a Cluster, or a client that finds the primary through Sentinel). */
+export async function deleteHoldOn(handle: LockHandle, client: Redis | Cluster): Promise<void> {
+  const { request, grant } = grantBehind<RedisGrant>(handle);
+  const keys = redisLockKeys(request.namespace, request.kind, request.name);
+  if (request.kind === 'mutex' || request.kind === 'write') await client.del(keys.lock);
+  else if (request.kind === 'read') await client.zrem(keys.readers, grant.token);
+  else await client.zrem(keys.lock, grant.token);
 }
 
 /** Polls `condition` until it holds; throws after `timeoutMs` (scaled). */

@@ -2,11 +2,13 @@ import { rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { ControllableServer } from './controllable-server.js';
 import { serversFromEnvironment } from './environment-overrides.js';
-import { checkEtcdMember, etcdStatus, revokeAllLeases } from './etcd-protocol.js';
+import { cluster, type EtcdCluster } from './etcd-cluster.js';
+import { createMemberNetwork, type MemberNetwork } from './etcd-network.js';
+import { checkEtcdMember, revokeAllLeases } from './etcd-protocol.js';
 import { findExecutable } from './executables.js';
 import { ExternalServer } from './external-server.js';
 import { findFreePort } from './free-port.js';
-import type { ManagedProcess } from './managed-process.js';
+import type { LaunchSpec, ManagedProcess } from './managed-process.js';
 import { signalProcessTree } from './process-tree.js';
 import { ServerStartError } from './readiness.js';
 import type { ServerHandle } from './server-handle.js';
@@ -21,6 +23,8 @@ import type { ServerOperations } from './server-operations.js';
 import type { ServerStartOptions } from './start-options.js';
 import { createTemporaryDirectory, removeTemporaryDirectory } from './temporary-directory.js';
 
+export type { EtcdCluster, EtcdMember } from './etcd-cluster.js';
+
 /** Options for {@link startEtcd} and {@link startEtcdCluster}. */
 export interface EtcdServerOptions extends ServerStartOptions {
   /**
@@ -32,19 +36,11 @@ export interface EtcdServerOptions extends ServerStartOptions {
   readonly electionTimeoutMs?: number;
   /** More `etcd` arguments, e.g. `['--max-txn-ops', '1024']`. */
   readonly extraArguments?: readonly string[];
-}
-
-/** Several members forming one cluster; each member is a handle with its own fault hooks. */
-export interface EtcdCluster extends AsyncDisposable {
-  readonly members: readonly ServerHandle[];
-  /** `etcd://127.0.0.1:P1,127.0.0.1:P2,…` */
-  readonly url: string;
-  /** The members' client endpoints, `127.0.0.1:P`. */
-  readonly hosts: readonly string[];
-  /** The member that leads the cluster now (asks the members that answer). */
-  leader(): Promise<ServerHandle>;
-  /** Stops every member and removes their directories. */
-  stop(): Promise<void>;
+  /**
+   * `startEtcdCluster` only. `'namespaces'`: each member runs in a network namespace of its
+   * own (needs root and iproute2), so `member.partition()` can cut it off; default `'loopback'`.
+   */
+  readonly network?: 'loopback' | 'namespaces';
 }
 
 const probeTimeoutMs = 2_000;
@@ -70,6 +66,9 @@ interface Member {
   readonly logPath: string;
   readonly clientPort: number;
   readonly peerPort: number;
+  readonly host: string;
+  /** The network namespace it runs in, if any. */
+  readonly namespace?: string | undefined;
 }
 
 function memberArguments(
@@ -78,8 +77,8 @@ function memberArguments(
   token: string,
   options: EtcdServerOptions,
 ): string[] {
-  const clientUrl = `http://${host}:${member.clientPort}`;
-  const peerUrl = `http://${host}:${member.peerPort}`;
+  const clientUrl = `http://${member.host}:${member.clientPort}`;
+  const peerUrl = `http://${member.host}:${member.peerPort}`;
   return [
     ...['--name', member.name, '--data-dir', member.dataDirectory],
     ...['--listen-client-urls', clientUrl, '--advertise-client-urls', clientUrl],
@@ -100,17 +99,19 @@ function definitionOf(
 ): ServerDefinition {
   const temporaryDirectory = member.directory;
   const executable = findExecutable(['etcd'], 'etcd-server');
+  // `ip netns exec` execs etcd in place: the pid stays the member's.
+  const command = member.namespace ? ['ip', 'netns', 'exec', member.namespace, executable] : [];
   return {
     operations: etcdOperations,
-    host,
+    host: member.host,
     temporaryDirectory,
     dataDirectory: member.dataDirectory,
     logPath: member.logPath,
     startTimeoutMs: options.startTimeoutMs ?? defaultStartTimeoutMs,
-    url: (port) => `etcd://${host}:${port}`,
+    url: (port) => `etcd://${member.host}:${port}`,
     launchSpec: () => ({
-      command: executable,
-      args,
+      command: command[0] ?? executable,
+      args: [...command.slice(1), ...args],
       logPath: member.logPath,
       cwd: temporaryDirectory,
       temporaryDirectory,
@@ -119,16 +120,20 @@ function definitionOf(
 }
 
 /** A member in a temporary directory of its own, named after it (unique on the machine). */
-async function newMember(directory: string): Promise<Member> {
+async function newMember(directory: string, network?: MemberNetwork, index = 0): Promise<Member> {
   const name = basename(directory);
-  return {
-    name,
+  const where = {
     directory,
     dataDirectory: join(directory, name),
     logPath: join(directory, 'etcd.log'),
-    clientPort: await findFreePort(host),
-    peerPort: await findFreePort(host),
   };
+  // A namespace has all its ports to itself.
+  if (network) {
+    const inside = { host: network.addresses[index]!, namespace: network.namespaces[index] };
+    return { name, ...where, ...inside, clientPort: 2379, peerPort: 2380 };
+  }
+  const ports = { clientPort: await findFreePort(host), peerPort: await findFreePort(host) };
+  return { name, ...where, host, ...ports };
 }
 
 async function launchCluster(
@@ -136,7 +141,7 @@ async function launchCluster(
   options: EtcdServerOptions,
 ): Promise<ServerHandle[]> {
   const initialCluster = members
-    .map((member) => `${member.name}=http://${host}:${member.peerPort}`)
+    .map((member) => `${member.name}=http://${member.host}:${member.peerPort}`)
     .join(',');
   const token = members[0]!.name;
   const args = members.map((member) => memberArguments(member, initialCluster, token, options));
@@ -158,15 +163,16 @@ async function launchCluster(
   }
   return definitions.map((definition, index) => {
     const port = members[index]!.clientPort;
+    const spec = definition.launchSpec(port) as LaunchSpec;
     return new ControllableServer({
       operations: etcdOperations,
-      host,
+      host: definition.host,
       port,
       url: definition.url(port),
       temporaryDirectory: definition.temporaryDirectory,
       dataDirectory: definition.dataDirectory,
       logPath: definition.logPath,
-      command: [findExecutable(['etcd'], 'etcd-server'), ...args[index]!],
+      command: [spec.command, ...spec.args],
       process: (launched[index] as PromiseFulfilledResult<ManagedProcess>).value,
       relaunch: () => launchAndWaitUntilReady(definition, port),
     });
@@ -174,15 +180,18 @@ async function launchCluster(
 }
 
 async function startLocalCluster(size: number, options: EtcdServerOptions): Promise<EtcdCluster> {
+  const network = options.network === 'namespaces' ? await createMemberNetwork(size) : undefined;
   const directories: string[] = [];
   try {
     for (let index = 0; index < size; index++) {
       directories.push(await createTemporaryDirectory('etcd'));
     }
     for (let attempt = 1; ; attempt++) {
-      const members = await Promise.all(directories.map((directory) => newMember(directory)));
+      const members = await Promise.all(
+        directories.map((directory, index) => newMember(directory, network, index)),
+      );
       try {
-        return cluster(await launchCluster(members, options));
+        return cluster(await launchCluster(members, options), network);
       } catch (error) {
         // Retry on other ports if one was taken meanwhile.
         if (!(error instanceof ServerStartError && error.addressInUse && attempt < 3)) throw error;
@@ -192,6 +201,7 @@ async function startLocalCluster(size: number, options: EtcdServerOptions): Prom
     }
   } catch (error) {
     await Promise.allSettled(directories.map((directory) => removeTemporaryDirectory(directory)));
+    await network?.remove();
     throw error;
   }
 }
@@ -199,35 +209,6 @@ async function startLocalCluster(size: number, options: EtcdServerOptions): Prom
 async function killQuietly(member: ManagedProcess): Promise<void> {
   signalProcessTree(member.pid, 'SIGKILL');
   await member.exited;
-}
-
-function cluster(members: readonly ServerHandle[]): EtcdCluster {
-  const hosts = members.map((member) => `${member.host}:${member.port}`);
-  const stop = async (): Promise<void> => {
-    // The data goes anyway: SIGKILL spares the graceful stop of members that lose quorum
-    // under each other (about 6 s each).
-    await Promise.allSettled(members.map((member) => member.kill()));
-    const results = await Promise.allSettled(members.map((member) => member.stop()));
-    const failure = results.find((result) => result.status === 'rejected');
-    if (failure) throw (failure as PromiseRejectedResult).reason;
-  };
-  const leader = async (): Promise<ServerHandle> => {
-    for (const member of members) {
-      const status = await etcdStatus(member.host, member.port, probeTimeoutMs).catch(
-        () => undefined,
-      );
-      if (status && status.leader === status.memberId) return member;
-    }
-    throw new Error('no member of the etcd cluster says it leads');
-  };
-  return {
-    members,
-    hosts,
-    url: `etcd://${hosts.join(',')}`,
-    leader,
-    stop,
-    [Symbol.asyncDispose]: stop,
-  };
 }
 
 /**
@@ -264,6 +245,7 @@ export async function startEtcd(options: EtcdServerOptions = {}): Promise<Server
       logPath: join(directory, 'etcd.log'),
       clientPort,
       peerPort,
+      host,
     });
     const initialCluster = `${basename(directory)}=http://${host}:${peerPort}`;
     const definition = (port: number): ServerDefinition =>

@@ -1,7 +1,9 @@
 export { attachServer } from './attach-server.js';
 export { environmentVariables } from './environment-overrides.js';
+export { NetworkNamespacesUnavailableError } from './etcd-network.js';
 export {
   type EtcdCluster,
+  type EtcdMember,
   type EtcdServerOptions,
   startEtcd,
   startEtcdCluster,
@@ -18,6 +20,12 @@ export {
 export { type MariaDbServerOptions, startMariaDb } from './mariadb-server.js';
 export { type PostgresServerOptions, startPostgres } from './postgres-server.js';
 export { ServerStartError } from './readiness.js';
+export { type RedisCluster, type RedisClusterOptions, startRedisCluster } from './redis-cluster.js';
+export {
+  type RedisSentinelOptions,
+  type RedisSentinelSetup,
+  startRedisSentinel,
+} from './redis-sentinel.js';
 export { type RedisServerOptions, startRedisServer, startRedisServers } from './redis-server.js';
 export type { ServerHandle, ServerInfo, ServerKind } from './server-handle.js';
 export {

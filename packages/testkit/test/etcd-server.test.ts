@@ -1,7 +1,13 @@
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { etcdGateway } from '../src/etcd-protocol.js';
-import { type EtcdCluster, type ServerHandle, startEtcd, startEtcdCluster } from '../src/index.js';
+import {
+  type EtcdCluster,
+  NetworkNamespacesUnavailableError,
+  type ServerHandle,
+  startEtcd,
+  startEtcdCluster,
+} from '../src/index.js';
 import { isProcessAlive } from '../src/process-tree.js';
 import { connectionError, pauseProbeMs, settlesWithin } from './support.js';
 
@@ -128,16 +134,19 @@ describe('startEtcdCluster', () => {
     const directories = cluster.members.map((member) => member.describe().dataDirectory);
     expect(new Set(directories).size).toBe(3);
     expect(cluster.url).toBe(`etcd://${cluster.hosts.join(',')}`);
+    // A loopback cluster has nothing to cut.
+    await expect(cluster.members[0]!.partition()).rejects.toThrow(
+      NetworkNamespacesUnavailableError,
+    );
     await put(cluster.members[0]!, 'shared', 'one');
     expect(await get(cluster.members[2]!, 'shared')).toBe('one');
   });
 
   it('elects a new leader when the leader (leader()) is killed; the member rejoins after restart()', async () => {
     const victim = await cluster.leader();
-    const [first, second] = cluster.members.filter((member) => member !== victim) as [
-      ServerHandle,
-      ServerHandle,
-    ];
+    const [first, second] = cluster.members.filter(
+      (member) => member !== victim,
+    ) as ServerHandle[] as [ServerHandle, ServerHandle];
     await victim.kill();
     expect(await connectionError(victim.host, victim.port)).toBe('ECONNREFUSED');
     // A write sent before the election ends times out on the server: retry until one lands.

@@ -4,6 +4,7 @@ export {
   type Decision,
   decide,
   nodePrefixes,
+  nodePrefixOf,
   parseNode,
   type QueueNode,
   queueOf,

@@ -7,6 +7,7 @@
  * @module
  */
 import type { LockKind } from '@lockkit/core';
+import { queueDecision } from '@lockkit/core/backend';
 
 /** Node name prefix of each kind; the RW lock's two modes share one parent. */
 export const nodePrefixes: Readonly<Record<LockKind, string>> = {
@@ -16,6 +17,14 @@ export const nodePrefixes: Readonly<Record<LockKind, string>> = {
   semaphore: 'lease-',
 };
 
+/**
+ * Node name prefix of a semaphore contender taking `permits` at once: `lease-` for one,
+ * `leases<n>-` for more (its weight in the queue).
+ */
+export function nodePrefixOf(kind: LockKind, permits = 1): string {
+  return kind === 'semaphore' && permits > 1 ? `leases${permits}-` : nodePrefixes[kind];
+}
+
 /** Data a semaphore holder writes into its node when waiters may be watching it. */
 export const ACQUIRED_MARKER: Buffer = Buffer.from('ACQUIRED');
 
@@ -24,12 +33,14 @@ export interface QueueNode {
   readonly name: string;
   readonly kind: LockKind;
   readonly id: string;
+  /** Semaphore permits the contender takes (1 for every other kind). */
+  readonly permits: number;
   /** The server's sequence number, read as unsigned 32-bit so a wrapped counter still sorts. */
   readonly sequence: number;
 }
 
 const nodePattern =
-  /^(lock|read|write|lease)-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})-(-?\d{10,11})$/;
+  /^(lock|read|write|lease|leases[1-9]\d{0,9})-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})-(-?\d{10,11})$/;
 
 const kindOfPrefix: Readonly<Record<string, LockKind>> = {
   lock: 'mutex',
@@ -42,8 +53,11 @@ const kindOfPrefix: Readonly<Record<string, LockKind>> = {
 export function parseNode(name: string): QueueNode | undefined {
   const match = nodePattern.exec(name);
   if (!match) return undefined;
-  const kind = kindOfPrefix[match[1]!]!;
-  return { name, kind, id: match[2]!, sequence: Number(match[3]) >>> 0 };
+  const tag = match[1]!;
+  const weighted = tag.startsWith('leases');
+  const kind = weighted ? 'semaphore' : kindOfPrefix[tag]!;
+  const permits = weighted ? Number(tag.slice('leases'.length)) : 1;
+  return { name, kind, id: match[2]!, permits, sequence: Number(match[3]) >>> 0 };
 }
 
 /** The parent's children that are queue nodes, in queue (sequence) order. */
@@ -64,14 +78,8 @@ export type Decision =
   | { readonly action: 'missing' };
 
 /**
- * Decides for the contender whose node is `own`:
- * - mutex / writer: holds when first of all; otherwise watches its immediate predecessor.
- * - reader: holds when no writer is ahead (a waiting writer blocks later readers: writer
- *   preference); otherwise watches the nearest writer ahead.
- * - semaphore: holds when fewer than `maxCount` nodes are ahead (strict FIFO). The first
- *   waiter watches the children list (any holder leaving frees its permit); later waiters
- *   watch their predecessor, which writes {@link ACQUIRED_MARKER} when it gets a permit, so
- *   each event wakes exactly one waiter.
+ * Decides for the contender whose node is `own` (core's queue recipe, {@link queueDecision}). A
+ * semaphore holder marks its node with {@link ACQUIRED_MARKER}, which wakes the waiter behind it.
  */
 export function decide(
   kind: LockKind,
@@ -81,22 +89,8 @@ export function decide(
 ): Decision {
   const index = queue.findIndex((node) => node.name === own);
   if (index < 0) return { action: 'missing' };
-  const successors = queue.length - index - 1;
-  switch (kind) {
-    case 'mutex':
-    case 'write':
-      return index === 0
-        ? { action: 'granted', successors }
-        : { action: 'watch-node', node: queue[index - 1]!.name };
-    case 'read': {
-      for (let i = index - 1; i >= 0; i--) {
-        if (queue[i]!.kind === 'write') return { action: 'watch-node', node: queue[i]!.name };
-      }
-      return { action: 'granted', successors };
-    }
-    case 'semaphore':
-      if (index < maxCount) return { action: 'granted', successors };
-      if (index === maxCount) return { action: 'watch-children' };
-      return { action: 'watch-node', node: queue[index - 1]!.name };
-  }
+  const next = queueDecision(kind, maxCount, queue, index);
+  if (next.action === 'watch') return { action: 'watch-node', node: queue[next.index]!.name };
+  if (next.action === 'watch-all') return { action: 'watch-children' };
+  return next;
 }

@@ -9,7 +9,7 @@ import {
 } from '@lockkit/core/backend';
 import { BackgroundWork, within } from './background-work.js';
 import { ensureParent, lockParentPath, unavailable } from './lock-nodes.js';
-import { ACQUIRED_MARKER, decide, nodePrefixes, queueOf } from './lock-recipes.js';
+import { ACQUIRED_MARKER, decide, nodePrefixOf, queueOf } from './lock-recipes.js';
 import { OwnNodeWatch } from './own-node-watch.js';
 import { ParentReaper } from './parent-reaper.js';
 import { createProtected, removeNode } from './protected-create.js';
@@ -194,7 +194,7 @@ export class ZooKeeperLockBackend implements LockBackend<ZooKeeperGrant> {
     const creating = createProtected({
       session,
       parent,
-      prefix: nodePrefixes[request.kind],
+      prefix: nodePrefixOf(request.kind, request.permits),
       acl: this.#acl,
       ensureParent: () => ensureParent(session, parent, this.#options, this.#acl),
       background: this.#background,

@@ -237,6 +237,8 @@ export function zookeeperCapabilities(options: ResolvedZooKeeperOptions): Capabi
   return {
     crossProcess: true,
     leases: false,
+    minLeaseMs: Number.POSITIVE_INFINITY, // a hold lasts as long as the session
+    weightedPermits: true, // a lease node's name carries its permit count; the queue is FIFO
     fifo: true,
     // Node deleted: one round trip. Session gone: the heartbeat's deadline, i.e. at most
     // the session timeout after the last reply, plus timer and scheduling slack.

@@ -12,8 +12,14 @@ describe('queue recipes', () => {
       name: node('lock-', 1, seq(42)),
       kind: 'mutex',
       id: uuid(1),
+      permits: 1,
       sequence: 42,
     });
+    expect(parseNode(node('leases3-', 1, seq(43)))).toMatchObject({
+      kind: 'semaphore',
+      permits: 3,
+    });
+    expect(parseNode(node('leases0-', 1, seq(44)))).toBeUndefined();
     expect(parseNode('lock-not-a-uuid-0000000001')).toBeUndefined();
     expect(parseNode('zookeeper')).toBeUndefined();
     const queue = queueOf([node('lock-', 2, seq(7)), 'stray', node('lock-', 1, seq(3))]);
@@ -77,5 +83,23 @@ describe('queue recipes', () => {
       action: 'watch-node',
       node: names[3],
     });
+  });
+
+  it('weighted semaphore: permits ahead count, and a waiting big request holds back later small ones', () => {
+    // max 4: 2 held, then a request for 3 (waits: 2 + 3 > 4), then one for 1 (waits behind it).
+    const names = [
+      node('leases2-', 1, seq(1)),
+      node('leases3-', 2, seq(2)),
+      node('lease-', 3, seq(3)),
+    ];
+    const queue = queueOf(names);
+    expect(decide('semaphore', 4, queue, names[0]!)).toEqual({ action: 'granted', successors: 2 });
+    expect(decide('semaphore', 4, queue, names[1]!)).toEqual({ action: 'watch-children' });
+    expect(decide('semaphore', 4, queue, names[2]!)).toEqual({
+      action: 'watch-node',
+      node: names[1],
+    });
+    const fits = queueOf([names[0]!, node('leases2-', 4, seq(4))]);
+    expect(decide('semaphore', 4, fits, fits[1]!.name).action).toBe('granted');
   });
 });

@@ -1,3 +1,4 @@
+import type { LockKind } from '@lockkit/core';
 import type { BackendId } from '../backends/backend-ids.js';
 import type { ChaosLedger, GrantRecord } from './chaos-ledger.js';
 import type { ChaosScenario, DeclaredBounds } from './chaos-messages.js';
@@ -7,6 +8,7 @@ import { findOverlaps, type Overlap } from './overlap-analysis.js';
 import { faultOutcome, stuckViolations } from './recovery-analysis.js';
 import { staleWrites } from './stale-write-analysis.js';
 import { describeGrant, releaseViolations, tokenViolations } from './token-analysis.js';
+import { writerPreference } from './writer-preference-analysis.js';
 
 /** The facts of one backend's run, for {@link analyseRun}. */
 export interface RunFacts {
@@ -62,11 +64,25 @@ function summariseTolerated(tolerated: readonly Overlap[], origin: number): Tole
   };
 }
 
+function countKinds(grants: readonly GrantRecord[]): Partial<Record<LockKind, number>> {
+  const counts: Partial<Record<LockKind, number>> = {};
+  for (const grant of grants) counts[grant.kind] = (counts[grant.kind] ?? 0) + 1;
+  return counts;
+}
+
 /** Turns the ledger and the fault log into the backend's result and its violations. */
 export function analyseRun(facts: RunFacts): BackendChaosResult {
   const { ledger, bounds, startedAt: origin } = facts;
   const grants = [...ledger.grants.values()];
-  const overlaps = findOverlaps(grants, facts.faults, ledger.killedAt, bounds.lostDetectionMs);
+  const { sharing } = ledger;
+  const entered = grants.filter((grant) => !Number.isNaN(grant.acquiredAt));
+  const overlaps = findOverlaps(
+    grants,
+    facts.faults,
+    ledger.killedAt,
+    bounds.lostDetectionMs,
+    sharing,
+  );
   const tolerated = overlaps.filter((overlap) => overlap.tolerated);
   const violations: Violation[] = overlaps
     .filter((overlap) => !overlap.tolerated)
@@ -75,9 +91,12 @@ export function analyseRun(facts: RunFacts): BackendChaosResult {
       detail: `${describeOverlap(overlap, origin)} (declared lostDetectionMs ${bounds.lostDetectionMs})`,
     }));
   violations.push(...tokenViolations(grants, ledger.fences, ledger.killedAt, origin, facts.faults));
-  violations.push(...releaseViolations(grants, origin));
-  const stale = staleWrites(grants, origin);
+  violations.push(...releaseViolations(grants, origin, sharing, ledger.killedAt));
+  const stale = staleWrites(grants, origin, sharing);
   violations.push(...stale.violations);
+  const preference =
+    facts.scenario === 'rwlock' ? writerPreference(grants, facts.faults, origin) : undefined;
+  violations.push(...(preference?.violations ?? []));
   const faults = facts.faults.map((fault) =>
     faultOutcome(fault, facts.locks, ledger, bounds.lostDetectionMs),
   );
@@ -106,12 +125,15 @@ export function analyseRun(facts: RunFacts): BackendChaosResult {
     bounds,
     durationMs: facts.endedAt - facts.startedAt,
     workersStarted: facts.workersStarted,
-    grants: grants.filter((grant) => !Number.isNaN(grant.acquiredAt)).length,
+    grants: entered.length,
+    grantsByKind: countKinds(entered),
     writesAccepted,
     writesRejected,
     tolerated: summariseTolerated(tolerated, origin),
     overlapViolations: overlaps.length - tolerated.length,
     staleWrites: stale.counts,
+    writerPreference: preference?.counts,
+    maxCount: facts.scenario === 'semaphore' ? sharing.capacity : undefined,
     faults,
     acquireErrors: Object.fromEntries(ledger.acquireErrors),
     violations,

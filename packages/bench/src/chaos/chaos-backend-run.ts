@@ -30,10 +30,17 @@ export interface ChaosRunOptions {
 
 /** Per scenario: worker processes, locks (or elections), and how a critical section goes. */
 const shapes = {
-  mutex: { workers: 4, locks: 3, holdMs: 4, termWrites: 0 },
+  mutex: { workers: 4, locks: 3, holdMs: 4, termWrites: 0, writeShare: 0, maxCount: 1 },
   // A term: the claim, then 8 writes 2 ms apart, then resign.
-  election: { workers: 3, locks: 2, holdMs: 4, termWrites: 8 },
+  election: { workers: 3, locks: 2, holdMs: 4, termWrites: 8, writeShare: 0, maxCount: 1 },
+  // A quarter of the grants are writes: readers overlap, and writers have to wait for them.
+  rwlock: { workers: 4, locks: 2, holdMs: 6, termWrites: 0, writeShare: 0.25, maxCount: 1 },
+  // 5 workers on semaphores of 2: always some waiting.
+  semaphore: { workers: 5, locks: 2, holdMs: 6, termWrites: 0, writeShare: 0, maxCount: 2 },
 } as const;
+
+/** Lock names of a scenario start with this, so that a dump tells them apart. */
+const namePrefix = { mutex: '', election: 'leader-', rwlock: 'rw-', semaphore: 'sem-' } as const;
 
 /** Waits until every lock has been granted after `since`, or `limitMs` passed. */
 async function awaitRecovery(
@@ -50,7 +57,8 @@ async function awaitRecovery(
 }
 
 /**
- * One backend, one scenario: worker processes hammer 3 mutexes (or campaign in 2 elections)
+ * One backend, one scenario: worker processes hammer 3 mutexes (or 2 RW locks, 2 semaphores;
+ * or campaign in 2 elections)
  * while the planned faults are injected one after another (each followed by a wait for every
  * lock to be granted again); then the workers stop and the ledger is analysed.
  */
@@ -63,7 +71,7 @@ export async function runChaosBackend(
   const shape = shapes[scenario];
   const workerCount = shape.workers;
   const runId = randomUUID().slice(0, 8);
-  const prefix = scenario === 'election' ? 'leader-' : '';
+  const prefix = namePrefix[scenario];
   const locks = Array.from(
     { length: shape.locks },
     (_, index) => `chaos/${runId}/${prefix}${'abc'[index]}`,
@@ -76,8 +84,10 @@ export async function runChaosBackend(
     thinkMaxMs: 4,
     acquireTimeoutMs: 5000,
     termWrites: shape.termWrites,
+    writeShare: shape.writeShare,
+    maxCount: shape.maxCount,
   };
-  const ledger = new ChaosLedger();
+  const ledger = new ChaosLedger({ capacity: shape.maxCount });
   const pool = new WorkerPool(config, ledger, options.verbose);
   const random = new SeededRandom(options.seed);
   const faults: FaultWindow[] = [];
@@ -148,7 +158,7 @@ export async function runChaosBackend(
       (_, value: unknown) => (typeof value === 'bigint' ? value.toString() : value),
       1,
     );
-    const file = scenario === 'election' ? `${backend}-election.json` : `${backend}.json`;
+    const file = scenario === 'mutex' ? `${backend}.json` : `${backend}-${scenario}.json`;
     writeFileSync(join(options.dump, file), json);
   }
   return analyseRun({

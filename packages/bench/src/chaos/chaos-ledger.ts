@@ -1,5 +1,10 @@
+import type { LockKind } from '@lockkit/core';
 import { monotonicMs } from '../support/monotonic-clock.js';
+import { type FenceState, fenceAccepts, newFence } from './chaos-fence.js';
 import type { WorkerReport } from './chaos-messages.js';
+import { exclusive, type Sharing } from './sharing.js';
+
+export type { FenceState } from './chaos-fence.js';
 
 /** One fenced write (`enter` or `write`) as the checker saw it. */
 export interface WriteRecord {
@@ -19,6 +24,8 @@ export interface GrantRecord {
   readonly lock: string;
   readonly grant: number;
   readonly token: bigint;
+  /** What the handle holds: `mutex` (also an election's term), `read`, `write`, `semaphore`. */
+  readonly kind: LockKind;
   /** When acquire() was called and when it returned (from `enter`); NaN until `enter` arrives. */
   requestedAt: number;
   acquiredAt: number;
@@ -47,16 +54,6 @@ export function believedUntil(grant: GrantRecord, killedAt: ReadonlyMap<number, 
   return ends.length > 0 ? Math.min(...ends) : (grant.liveEnd ?? grant.acquiredAt);
 }
 
-/** The fenced resource of one lock name (Kleppmann's storage service). */
-export interface FenceState {
-  /** Highest token accepted so far. */
-  maxToken: bigint | undefined;
-  accepted: number;
-  rejected: number;
-  /** Accepted writes in the order the checker accepted them (for the audit). */
-  readonly acceptedTokens: bigint[];
-}
-
 /** A message the worker did not expect to need: a crash, an unhandled rejection. */
 export interface WorkerFailure {
   readonly pid: number;
@@ -65,8 +62,8 @@ export interface WorkerFailure {
 }
 
 /**
- * The checker: a fenced resource per lock that accepts a write only with a token ≥ the
- * highest it has accepted, and the ledger of every statement the workers made. It lives in
+ * The checker: a fenced resource per lock that accepts a write only with a token no newer
+ * holder has superseded (see chaos-fence.ts), and the ledger of every statement the workers made. It lives in
  * the orchestrator process; workers' statements carry CLOCK_MONOTONIC times, which all
  * processes on the machine share, and the checker stamps each receipt on the same clock.
  */
@@ -76,6 +73,8 @@ export class ChaosLedger {
   readonly acquireErrors: Map<string, number> = new Map();
   readonly failures: WorkerFailure[] = [];
   readonly killedAt: Map<number, number> = new Map();
+  /** Who may hold one name at once (the fence's rule for a semaphore). */
+  readonly sharing: Sharing;
   /** Statements stamped later than their receipt (+5 ms): the shared clock is not shared. */
   clockAnomalies: number = 0;
   #writes = 0;
@@ -86,6 +85,10 @@ export class ChaosLedger {
     accepts: (grant: GrantRecord) => boolean;
     resolve: (grant: GrantRecord) => void;
   }[] = [];
+
+  constructor(sharing: Sharing = exclusive) {
+    this.sharing = sharing;
+  }
 
   /** Records a report; returns the fence's verdict for a write (to acknowledge), else undefined. */
   receive(
@@ -100,7 +103,7 @@ export class ChaosLedger {
         const record = this.#grant(pid, report);
         if (report.type === 'enter') this.#entered(record, report.at, report.requestedAt);
         this.#statement(record, report.at, report.aborted);
-        const accepted = this.#fence(report.lock, report.token);
+        const accepted = this.#fence(report.lock, report.token, record.kind);
         this.#writes += 1;
         record.writes.push({
           type: report.type,
@@ -207,7 +210,10 @@ export class ChaosLedger {
     return first;
   }
 
-  #grant(pid: number, report: { lock: string; grant: number; token: bigint }): GrantRecord {
+  #grant(
+    pid: number,
+    report: { lock: string; grant: number; token: bigint; kind?: LockKind },
+  ): GrantRecord {
     const key = `${pid}:${report.grant}`;
     let record = this.grants.get(key);
     if (!record) {
@@ -216,6 +222,7 @@ export class ChaosLedger {
         lock: report.lock,
         grant: report.grant,
         token: report.token,
+        kind: report.kind ?? 'mutex',
         requestedAt: Number.NaN,
         acquiredAt: Number.NaN,
         liveEnd: undefined,
@@ -258,20 +265,13 @@ export class ChaosLedger {
     }
   }
 
-  #fence(lock: string, token: bigint): boolean {
+  #fence(lock: string, token: bigint, kind: LockKind): boolean {
     let fence = this.fences.get(lock);
     if (!fence) {
-      fence = { maxToken: undefined, accepted: 0, rejected: 0, acceptedTokens: [] };
+      fence = newFence();
       this.fences.set(lock, fence);
     }
-    if (fence.maxToken !== undefined && token < fence.maxToken) {
-      fence.rejected += 1;
-      return false;
-    }
-    fence.maxToken = token;
-    fence.accepted += 1;
-    fence.acceptedTokens.push(token);
-    return true;
+    return fenceAccepts(fence, token, kind, this.sharing.capacity);
   }
 
   #checkClock(at: number, receivedAt: number): void {

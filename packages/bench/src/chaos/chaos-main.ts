@@ -1,7 +1,8 @@
 /**
- * `pnpm chaos [--quick] [--backends a,b] [--scenarios mutex,election] [--seed N] [--cycles N]
- * [--dump DIR] [--verbose]` — for each backend, worker processes hammer a few locks (then
- * campaign in a few elections) while faults are injected; a fenced checker records what they
+ * `pnpm chaos [--quick] [--backends a,b] [--scenarios mutex,rwlock,semaphore,election]
+ * [--seed N] [--cycles N] [--dump DIR] [--verbose]` — for each backend, worker processes
+ * hammer a few mutexes (then RW locks, semaphores, and campaign in a few elections) while
+ * faults are injected; a fenced checker records what they
  * did. Prints a summary per backend; exits 1 on any violation.
  */
 import { loadavg } from 'node:os';

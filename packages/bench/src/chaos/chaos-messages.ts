@@ -1,10 +1,13 @@
+import type { LockKind } from '@lockkit/core';
 import type { ProviderSpec } from '../backends/provider-spec.js';
 
 /**
  * What the workers do: `mutex` hammers mutexes (acquire → writes → release); `election`
- * campaigns in elections and, while leader, does fenced leader work with its epoch.
+ * campaigns in elections and, while leader, does fenced leader work with its epoch;
+ * `rwlock` takes RW locks, as a reader or (one time in {@link WorkerConfig.writeShare}) a
+ * writer; `semaphore` takes permits of semaphores of {@link WorkerConfig.maxCount}.
  */
-export type ChaosScenario = 'mutex' | 'election';
+export type ChaosScenario = 'mutex' | 'election' | 'rwlock' | 'semaphore';
 
 /** What a chaos worker is told to do (its one command-line argument, as JSON). */
 export interface WorkerConfig {
@@ -20,6 +23,10 @@ export interface WorkerConfig {
   readonly acquireTimeoutMs: number;
   /** `election`: fenced writes per term (one every `holdMs / 2`) before the leader resigns. */
   readonly termWrites: number;
+  /** `rwlock`: the share of acquisitions that are writes, in [0, 1]. */
+  readonly writeShare: number;
+  /** `semaphore`: each semaphore's `maxCount`. */
+  readonly maxCount: number;
 }
 
 /** The bounds a worker's provider declares (`provider.capabilities`). */
@@ -35,6 +42,8 @@ interface GrantFields {
   /** Per-process sequence number of the grant: `(pid, grant)` identifies it. */
   readonly grant: number;
   readonly token: bigint;
+  /** The handle's `kind` (absent: `mutex`; an election's term is its mutex). */
+  readonly kind?: LockKind;
   /** CLOCK_MONOTONIC ms (see monotonic-clock.ts) when the worker made the statement. */
   readonly at: number;
 }

@@ -1,3 +1,4 @@
+import type { LockKind } from '@lockkit/core';
 import type { BackendId } from '../backends/backend-ids.js';
 import type { ChaosScenario, DeclaredBounds } from './chaos-messages.js';
 import type { FaultWindow } from './fault-kinds.js';
@@ -23,7 +24,9 @@ export type ViolationKind =
   /** A worker crashed, or reported an unhandled rejection / uncaught exception. */
   | 'worker-failure'
   /** Statements stamped after their receipt: the shared clock assumption failed. */
-  | 'clock';
+  | 'clock'
+  /** A reader that asked while a writer waited was granted before it. */
+  | 'writer-preference';
 
 /** One violation, described so that a reader can find it again. */
 export interface Violation {
@@ -70,6 +73,14 @@ export interface StaleWrites {
   readonly refused: number;
 }
 
+/** What the writer-preference check saw. */
+export interface WriterPreference {
+  /** Readers that asked after a waiting writer (by the head start) and were granted after it. */
+  readonly readersHeldBack: number;
+  /** Readers that asked after a waiting writer and were granted before it: violations. */
+  readonly readersAhead: number;
+}
+
 /** Everything the chaos run found for one backend. */
 export interface BackendChaosResult {
   readonly backend: BackendId;
@@ -78,6 +89,8 @@ export interface BackendChaosResult {
   readonly durationMs: number;
   readonly workersStarted: number;
   readonly grants: number;
+  /** Grants per handle kind (`read`/`write` for RW locks). */
+  readonly grantsByKind: Readonly<Partial<Record<LockKind, number>>>;
   readonly writesAccepted: number;
   readonly writesRejected: number;
   readonly tolerated: ToleratedOverlaps;
@@ -85,6 +98,10 @@ export interface BackendChaosResult {
   readonly overlapViolations: number;
   /** Writes from superseded grants (stale epochs): accepted (violations) and refused. */
   readonly staleWrites: StaleWrites;
+  /** RW locks: readers held back behind a waiting writer, and readers let ahead of it. */
+  readonly writerPreference: WriterPreference | undefined;
+  /** Semaphores: their `maxCount` (undefined for the other scenarios). */
+  readonly maxCount: number | undefined;
   readonly faults: readonly FaultOutcome[];
   readonly acquireErrors: Readonly<Record<string, number>>;
   readonly violations: readonly Violation[];

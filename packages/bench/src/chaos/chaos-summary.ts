@@ -2,6 +2,7 @@ import { backendLabels } from '../backends/backend-ids.js';
 import { markdownTable } from '../bench/bench-table.js';
 import { quantile } from '../support/statistics.js';
 import type { BackendChaosResult, FaultOutcome } from './chaos-result.js';
+import { sharedSummaryTable } from './shared-summary.js';
 
 const ms = (value: number): string => (Number.isFinite(value) ? `${Math.round(value)}` : '—');
 
@@ -116,21 +117,37 @@ export function faultTable(result: BackendChaosResult): string {
   return markdownTable(header, rows);
 }
 
+const scenarioTitles = {
+  mutex: '',
+  election: ' — leader election',
+  rwlock: ' — read-write locks',
+  semaphore: ' — semaphores',
+} as const;
+
 /** The whole report: summary table, then per backend its faults and its findings. */
 export function chaosReport(results: readonly BackendChaosResult[]): string {
   const mutexes = results.filter((result) => result.scenario === 'mutex');
   const elections = results.filter((result) => result.scenario === 'election');
   const sections: string[] = [];
   if (mutexes.length > 0) sections.push(chaosSummaryTable(mutexes));
+  for (const [scenario, title] of [
+    ['rwlock', 'Read-write locks'],
+    ['semaphore', 'Semaphores'],
+  ] as const) {
+    const shared = results.filter((result) => result.scenario === scenario);
+    if (shared.length === 0) continue;
+    if (sections.length > 0) sections.push('');
+    sections.push(`${title}:`, '', sharedSummaryTable(shared));
+  }
   if (elections.length > 0) {
     if (sections.length > 0) sections.push('');
     sections.push('Leader election:', '', electionSummaryTable(elections));
   }
   for (const result of results) {
-    const scenario = result.scenario === 'election' ? ' — leader election' : '';
+    const scenario = scenarioTitles[result.scenario];
     const lines = [
       '',
-      `### ${backendLabels[result.backend]}${scenario} — declared lostDetectionMs ${result.bounds.lostDetectionMs}, abandonedReleaseMs ${result.bounds.abandonedReleaseMs}; ${result.workersStarted} worker processes`,
+      `### ${backendLabels[result.backend]}${scenario}${result.maxCount === undefined ? '' : ` (maxCount ${result.maxCount})`} — declared lostDetectionMs ${result.bounds.lostDetectionMs}, abandonedReleaseMs ${result.bounds.abandonedReleaseMs}; ${result.workersStarted} worker processes`,
       '',
       faultTable(result),
     ];

@@ -1,10 +1,16 @@
 /**
- * A chaos worker process: one provider, one loop per lock (or election) name; every critical
+ * A chaos worker process: one provider, one loop per lock (RW lock, semaphore, election) name; every critical
  * section (or leader's term) reports to the orchestrator's fenced checker. Started by worker-pool.ts with its
  * {@link WorkerConfig} as JSON in argv[2] and an IPC channel (advanced serialization).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ILockProvider, Leadership, LockHandle } from '@lockkit/core';
+import type {
+  AcquireOptions,
+  ILockProvider,
+  Leadership,
+  LockHandle,
+  LockKind,
+} from '@lockkit/core';
 import { createProvider } from '../backends/provider-factory.js';
 import { monotonicMs } from '../support/monotonic-clock.js';
 import type { OrchestratorMessage, WorkerConfig, WorkerReport } from './chaos-messages.js';
@@ -44,6 +50,7 @@ process.on('message', (message: OrchestratorMessage) => {
 interface Writer {
   readonly name: string;
   readonly token: bigint;
+  readonly kind: LockKind;
 }
 
 /** A fenced write: resolves whether the checker accepted it. */
@@ -57,7 +64,15 @@ function fencedWrite(
 ): Promise<boolean> {
   const id = nextId++;
   const accepted = new Promise<boolean>((resolve) => pendingAcks.set(id, resolve));
-  const fields = { id, lock: writer.name, grant, token: writer.token, at, aborted };
+  const fields = {
+    id,
+    lock: writer.name,
+    grant,
+    token: writer.token,
+    kind: writer.kind,
+    at,
+    aborted,
+  };
   send(requestedAt === undefined ? { type, ...fields } : { type, ...fields, requestedAt });
   return accepted;
 }
@@ -72,14 +87,14 @@ async function criticalSection(handle: LockHandle, requestedAt: number): Promise
   const acquiredAt = monotonicMs();
   const abortedAtGrant = handle.signal.aborted;
   const grant = nextGrant++;
-  const fields = { lock: handle.name, grant, token: handle.fencingToken };
+  const fields = { lock: handle.name, grant, token: handle.fencingToken, kind: handle.kind };
   const onLost = (): void => {
     const reason = handle.signal.reason as { message?: unknown } | undefined;
     send({ type: 'lost', ...fields, at: monotonicMs(), reason: String(reason?.message ?? reason) });
   };
   if (handle.signal.aborted) onLost();
   else handle.signal.addEventListener('abort', onLost, { once: true });
-  const writer = { name: handle.name, token: handle.fencingToken };
+  const writer = { name: handle.name, token: handle.fencingToken, kind: handle.kind };
   await fencedWrite('enter', writer, grant, acquiredAt, abortedAtGrant, requestedAt);
   await sleep(config.holdMs / 2);
   {
@@ -99,13 +114,30 @@ async function criticalSection(handle: LockHandle, requestedAt: number): Promise
   }
 }
 
-async function hammer(provider: ILockProvider, name: string): Promise<void> {
+/** One acquire of the scenario's primitive named `name` (an RW lock: a read or a write). */
+type Acquire = (options: AcquireOptions) => Promise<LockHandle>;
+
+function acquirerOf(provider: ILockProvider, name: string): Acquire {
+  if (config.scenario === 'rwlock') {
+    const lock = provider.createReadWriteLock(name);
+    return (options) =>
+      Math.random() < config.writeShare ? lock.acquireWrite(options) : lock.acquireRead(options);
+  }
+  if (config.scenario === 'semaphore') {
+    const semaphore = provider.createSemaphore(name, config.maxCount);
+    return (options) => semaphore.acquire(options);
+  }
   const lock = provider.createLock(name);
+  return (options) => lock.acquire(options);
+}
+
+async function hammer(provider: ILockProvider, name: string): Promise<void> {
+  const acquire = acquirerOf(provider, name);
   while (!stopping.signal.aborted) {
     let handle: LockHandle;
     const requestedAt = monotonicMs();
     try {
-      handle = await lock.acquire({ timeout: config.acquireTimeoutMs, signal: stopping.signal });
+      handle = await acquire({ timeout: config.acquireTimeoutMs, signal: stopping.signal });
     } catch (error) {
       if (stopping.signal.aborted) break;
       send({
@@ -138,7 +170,7 @@ async function leaderTerm(
   const acquiredAt = monotonicMs();
   const abortedAtGrant = leadership.signal.aborted;
   const grant = nextGrant++;
-  const writer = { name, token: leadership.epoch };
+  const writer = { name, token: leadership.epoch, kind: 'mutex' as const };
   const fields = { lock: name, grant, token: leadership.epoch };
   const onLost = (): void => {
     const reason = leadership.signal.reason as { message?: unknown } | undefined;

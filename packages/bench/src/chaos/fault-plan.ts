@@ -61,9 +61,13 @@ const slowInQuick: Readonly<Partial<Record<BackendId, readonly FaultKind[]>>> = 
 /** The election scenario's quick run: kill the leader, pause the leader past its bound. */
 const electionQuick: readonly FaultKind[] = ['kill-holder', 'stop-holder'];
 
+/** The RW-lock and semaphore scenarios' quick run: one holder frozen past its bound. */
+const sharedQuick: readonly FaultKind[] = ['stop-holder'];
+
 /**
  * The faults to inject, in order: quick = each applicable fault once (minus the slowest; the
- * election scenario: only the two leader faults); otherwise `cycles` rounds of every
+ * election scenario: only the two leader faults; RW locks and semaphores: a frozen holder);
+ * otherwise `cycles` rounds of every
  * applicable fault, each round shuffled with the seed.
  */
 export function faultPlan(
@@ -75,6 +79,7 @@ export function faultPlan(
 ): FaultKind[] {
   const all = faultsOf[backend];
   if (quick && scenario === 'election') return [...electionQuick];
+  if (quick && (scenario === 'rwlock' || scenario === 'semaphore')) return [...sharedQuick];
   if (quick) return all.filter((kind) => !slowInQuick[backend]?.includes(kind));
   return Array.from({ length: cycles }, () => random.shuffle(all)).flat();
 }

@@ -1,8 +1,10 @@
 import { believedUntil, type GrantRecord } from './chaos-ledger.js';
 import type { FaultWindow } from './fault-kinds.js';
+import { conflicts, exclusive, type Sharing } from './sharing.js';
 
 /**
- * Two grants of one mutex whose holders both believed they held it (acquire had returned,
+ * Two grants of one mutex (or two conflicting grants of an RW lock: a writer and anyone;
+ * or, on a semaphore, the oldest and the newest of more than `maxCount` grants) whose holders both believed they held it (acquire had returned,
  * `handle.signal` was not aborted, release not yet called, process alive) at the same time.
  */
 export interface Overlap {
@@ -34,7 +36,9 @@ function hits(fault: FaultWindow, pid: number): boolean {
 }
 
 /**
- * Every pair of grants of one lock (a mutex) whose holders' beliefs overlapped in time; the
+ * Every pair of conflicting grants of one lock (see sharing.ts) whose holders' beliefs
+ * overlapped in time — on a semaphore, every grant that made more than `maxCount` holders
+ * believe at once, paired with the lowest-token one of them; the
  * times are CLOCK_MONOTONIC statements of the holders themselves (acquire returned, signal
  * aborted, release called) and the orchestrator's SIGKILL times.
  *
@@ -49,6 +53,7 @@ export function findOverlaps(
   faults: readonly FaultWindow[],
   killedAt: ReadonlyMap<number, number>,
   lostDetectionMs: number,
+  sharing: Sharing = exclusive,
 ): Overlap[] {
   const byLock = new Map<string, { grant: GrantRecord; until: number }[]>();
   for (const grant of grants) {
@@ -62,10 +67,15 @@ export function findOverlaps(
   const overlaps: Overlap[] = [];
   for (const list of byLock.values()) {
     list.sort((a, b) => a.grant.acquiredAt - b.grant.acquiredAt);
+    if (sharing.capacity > 1) {
+      overlaps.push(...crowds(list, sharing.capacity, faults, lostDetectionMs));
+      continue;
+    }
     for (const [index, first] of list.entries()) {
       for (let next = index + 1; next < list.length; next++) {
         const second = list[next]!;
         if (second.grant.acquiredAt >= first.until) break;
+        if (!conflicts(first.grant.kind, second.grant.kind)) continue;
         // The lower token was granted first; on a tie (a duplicate token, reported by the
         // token checks) the earlier grant.
         const [stale, current] =
@@ -73,6 +83,33 @@ export function findOverlaps(
         overlaps.push(classify(stale.grant, stale.until, current.grant, faults, lostDetectionMs));
       }
     }
+  }
+  return overlaps;
+}
+
+/**
+ * Semaphore: each grant that returned while `capacity` or more others were believed held
+ * makes a crowd; the lowest-token member (granted first, so the one whose permit was broken)
+ * is paired with the newest one (or, if the newest has the lowest token, the highest).
+ */
+function crowds(
+  list: readonly { grant: GrantRecord; until: number }[],
+  capacity: number,
+  faults: readonly FaultWindow[],
+  lostDetectionMs: number,
+): Overlap[] {
+  const overlaps: Overlap[] = [];
+  let active: { grant: GrantRecord; until: number }[] = [];
+  for (const entry of list) {
+    active = active.filter((other) => other.until > entry.grant.acquiredAt);
+    active.push(entry);
+    if (active.length <= capacity) continue;
+    const byToken = [...active].sort((a, b) =>
+      a.grant.token < b.grant.token ? -1 : a.grant.token > b.grant.token ? 1 : 0,
+    );
+    const stale = byToken[0]!;
+    const current = stale === entry ? byToken.at(-1)! : entry;
+    overlaps.push(classify(stale.grant, stale.until, current.grant, faults, lostDetectionMs));
   }
   return overlaps;
 }

@@ -1,5 +1,6 @@
 import type { GrantRecord } from './chaos-ledger.js';
 import type { StaleWrites, Violation } from './chaos-result.js';
+import { excludesAll, exclusive, type Sharing } from './sharing.js';
 import { describeGrant } from './token-analysis.js';
 
 /**
@@ -11,10 +12,15 @@ import { describeGrant } from './token-analysis.js';
  * follow the order of the grants (a repeated or backward token) — the stale leader's late work
  * got through. Writes that arrive before the newer grant's claim are not stale here: they
  * are ordered before every write of the newer grant.
+ *
+ * An RW lock's reader is superseded by a later writer only (readers share); a semaphore's
+ * permit by `capacity` permits asked for after it was granted (permits held side by side
+ * return in any order, so a later return does not make a later grant).
  */
 export function staleWrites(
   grants: Iterable<GrantRecord>,
   origin: number,
+  sharing: Sharing = exclusive,
 ): { readonly counts: StaleWrites; readonly violations: Violation[] } {
   const byLock = new Map<string, { grant: GrantRecord; seq: number; accepted: boolean }[]>();
   for (const grant of grants) {
@@ -29,22 +35,40 @@ export function staleWrites(
   const violations: Violation[] = [];
   for (const [lock, writes] of byLock) {
     writes.sort((a, b) => a.seq - b.seq);
-    let newest: GrantRecord | undefined;
+    // Grants with an accepted write, newest (by acquisition) first: all / excluding everyone.
+    const newest: GrantRecord[] = [];
+    const newestExclusive: GrantRecord[] = [];
     for (const write of writes) {
-      const stale = newest !== undefined && write.grant.acquiredAt < newest.acquiredAt;
+      const { grant } = write;
+      const permits = grant.kind === 'semaphore';
+      const rivals =
+        excludesAll(grant.kind) || grant.kind === 'semaphore' ? newest : newestExclusive;
+      const superseding = rivals.filter(
+        (other) =>
+          other !== grant && (permits ? other.requestedAt : other.acquiredAt) > grant.acquiredAt,
+      );
+      const stale = superseding.length >= sharing.capacity;
       if (stale && write.accepted) {
         accepted += 1;
         violations.push({
           kind: 'stale-write-accepted',
-          detail: `${lock}: the fence accepted a write of ${describeGrant(write.grant, origin)} after it had accepted one of the later ${describeGrant(newest!, origin)}`,
+          detail: `${lock}: the fence accepted a write of ${describeGrant(grant, origin)} after it had accepted one of the later ${describeGrant(superseding[0]!, origin)}`,
         });
       } else if (stale) {
         refused += 1;
       }
-      if (write.accepted && (!newest || write.grant.acquiredAt > newest.acquiredAt)) {
-        newest = write.grant;
-      }
+      if (!write.accepted) continue;
+      remember(newest, grant, sharing.capacity + 1);
+      if (excludesAll(grant.kind)) remember(newestExclusive, grant, 2);
     }
   }
   return { counts: { accepted, refused }, violations };
+}
+
+/** Keeps `grant` among the `size` newest distinct grants of `list` (newest first). */
+function remember(list: GrantRecord[], grant: GrantRecord, size: number): void {
+  if (list.includes(grant)) return;
+  list.push(grant);
+  list.sort((a, b) => b.acquiredAt - a.acquiredAt);
+  list.length = Math.min(list.length, size);
 }

@@ -1,6 +1,7 @@
-import type { FenceState, GrantRecord } from './chaos-ledger.js';
+import { believedUntil, type FenceState, type GrantRecord } from './chaos-ledger.js';
 import type { Violation } from './chaos-result.js';
 import type { FaultWindow } from './fault-kinds.js';
+import { conflicts, exclusive, type Sharing } from './sharing.js';
 
 /** Where and when a grant happened, for a violation's text. */
 export function describeGrant(grant: GrantRecord, origin: number): string {
@@ -138,10 +139,16 @@ export function tokenViolations(
 
 /**
  * `release()` must resolve true only if the lock was ours up to the release: a grant whose
- * release said true although a later grant with a higher token had returned before its
- * release call is a violation; so is a release that threw.
+ * release said true although a later conflicting grant with a higher token had returned
+ * before its release call is a violation (a semaphore: `capacity` of them, still held at
+ * that call); so is a release that threw.
  */
-export function releaseViolations(grants: Iterable<GrantRecord>, origin: number): Violation[] {
+export function releaseViolations(
+  grants: Iterable<GrantRecord>,
+  origin: number,
+  sharing: Sharing = exclusive,
+  killedAt: ReadonlyMap<number, number> = new Map(),
+): Violation[] {
   const violations: Violation[] = [];
   const byLock = new Map<string, GrantRecord[]>();
   for (const grant of grants) {
@@ -161,19 +168,23 @@ export function releaseViolations(grants: Iterable<GrantRecord>, origin: number)
     for (const [index, grant] of list.entries()) {
       const exitAt = grant.exitAt;
       if (grant.releaseResult !== true || exitAt === undefined) continue;
-      // A grant that returned after this one, before its release call, with a higher token
-      // (so the server granted it later: it had given this hold up). Lower-token grants
+      // Grants that returned after this one, before its release call, with a higher token
+      // (so the server granted them later: it had given this hold up). Lower-token grants
       // are the token checks' business.
+      const later: GrantRecord[] = [];
       for (let next = index + 1; next < list.length; next++) {
-        const later = list[next]!;
-        if (later.acquiredAt >= exitAt) break;
-        if (later.token <= grant.token) continue;
-        violations.push({
-          kind: 'release-lied',
-          detail: `${lock}: release() of ${describeGrant(grant, origin)} resolved true, but ${describeGrant(later, origin)} was granted ${(exitAt - later.acquiredAt).toFixed(1)} ms before that release`,
-        });
-        break;
+        const other = list[next]!;
+        if (other.acquiredAt >= exitAt) break;
+        if (other.token <= grant.token || !conflicts(grant.kind, other.kind)) continue;
+        if (sharing.capacity > 1 && believedUntil(other, killedAt) <= exitAt) continue;
+        later.push(other);
       }
+      if (later.length < sharing.capacity) continue;
+      const first = later[0]!;
+      violations.push({
+        kind: 'release-lied',
+        detail: `${lock}: release() of ${describeGrant(grant, origin)} resolved true, but ${describeGrant(first, origin)}${later.length > 1 ? ` and ${later.length - 1} more` : ''} had been granted ${(exitAt - first.acquiredAt).toFixed(1)} ms before that release`,
+      });
     }
   }
   return violations;

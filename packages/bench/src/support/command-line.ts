@@ -17,11 +17,16 @@ export interface CommandLine {
   readonly verbose: boolean;
   /** `--dump DIR` (chaos): write every backend's ledger and faults as JSON there. */
   readonly dump: string | undefined;
-  /** `--scenarios mutex,election` (chaos): which scenarios to run. Default: both. */
+  /**
+   * `--scenarios mutex,rwlock,semaphore,election` (chaos): which scenarios to run. Default:
+   * all; with `--quick`, the mutex only (the CI budget: conformance covers elections on every
+   * backend), the others only when named.
+   */
   readonly scenarios: readonly ChaosScenario[];
 }
 
-const scenarioNames: readonly ChaosScenario[] = ['mutex', 'election'];
+const scenarioNames: readonly ChaosScenario[] = ['mutex', 'rwlock', 'semaphore', 'election'];
+const quickScenarios: readonly ChaosScenario[] = ['mutex'];
 
 /** Parses `argv` (without node and the script); throws a readable Error on a bad argument. */
 export function parseCommandLine(argv: readonly string[]): CommandLine {
@@ -32,7 +37,7 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
   let write = true;
   let verbose = false;
   let dump: string | undefined;
-  let scenarios = scenarioNames;
+  let scenarios: readonly ChaosScenario[] | undefined;
   for (let index = 0; index < argv.length; index++) {
     const argument = argv[index] ?? '';
     const [flag, inline] = argument.includes('=') ? argument.split('=', 2) : [argument, undefined];
@@ -90,10 +95,11 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
         break;
       default:
         throw new Error(
-          `unknown argument "${argument}" (known: --quick, --backends a,b, --scenarios mutex,election, --seed N, --cycles N, --dump DIR, --no-write, --verbose)`,
+          `unknown argument "${argument}" (known: --quick, --backends a,b, --scenarios mutex,rwlock,semaphore,election, --seed N, --cycles N, --dump DIR, --no-write, --verbose)`,
         );
     }
   }
+  scenarios ??= quick ? quickScenarios : scenarioNames;
   return { quick, backends, seed, cycles, write, verbose, dump, scenarios };
 }
 

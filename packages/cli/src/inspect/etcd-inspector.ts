@@ -13,10 +13,12 @@ interface EtcdBackendModule {
   lockPrefix(keyPrefix: string, namespace: string, kind: LockKind, name: string): string;
   prefixEnd(prefix: string): Buffer;
   kindOfKey(prefix: string, key: string): LockKind | undefined;
+  /** Absent in @lockkit/etcd before weighted permits (every key then takes one). */
+  permitsOfKey?(prefix: string, key: string): number;
   decide(
     kind: LockKind,
     maxCount: number,
-    queue: readonly { key: string; kind: LockKind; createRevision: bigint }[],
+    queue: readonly { key: string; kind: LockKind; permits?: number; createRevision: bigint }[],
     own: string,
   ): Decision;
 }
@@ -82,10 +84,10 @@ export async function inspectEtcd(
       ),
     );
     const entries = kvs.flatMap((kv) => {
-      const kind = backend.kindOfKey(prefix, kv.key.toString());
-      return kind
-        ? [{ kv, key: kv.key.toString(), kind, createRevision: BigInt(kv.create_revision) }]
-        : [];
+      const key = kv.key.toString();
+      const kind = backend.kindOfKey(prefix, key);
+      const permits = backend.permitsOfKey?.(prefix, key) ?? 1;
+      return kind ? [{ kv, key, kind, permits, createRevision: BigInt(kv.create_revision) }] : [];
     });
     const ttls = new Map<string, number>();
     for (const lease of new Set(entries.map((entry) => entry.kv.lease))) {

@@ -47,11 +47,24 @@ export async function inspectFile(
     }
   } else {
     const entries = list(keyDirectory);
-    const prefix = target.kind === 'semaphore' ? 'p.' : 'r.';
+    // Permit markers are `p.…` (one permit) or `p<n>.…` (n permits taken at once).
+    const pattern = target.kind === 'semaphore' ? /^p(\d*)\./ : /^r\.()/;
     const role = target.kind === 'semaphore' ? 'permit' : 'reader';
-    for (const entry of entries.filter((entry) => entry.startsWith(prefix))) {
+    for (const entry of entries) {
+      const match = pattern.exec(entry);
+      if (!match) continue;
       const holder = markerAt(join(keyDirectory, entry), role);
-      if (holder) holders.push(holder);
+      if (!holder) continue;
+      const permits = match[1] ? Number(match[1]) : 1;
+      holders.push(
+        permits === 1
+          ? holder
+          : {
+              ...holder,
+              summary: `${permits} permits, ${holder.summary}`,
+              details: { ...holder.details, permits },
+            },
+      );
     }
     if (target.kind !== 'semaphore') {
       for (const marker of list(join(keyDirectory, 'gate'))) {
@@ -97,7 +110,7 @@ function describeMarker(
   } catch {
     return undefined; // released between the listing and the stat
   }
-  const marker = path.slice(path.lastIndexOf('/') + 1).replace(/^[rp]\./, '');
+  const marker = path.slice(path.lastIndexOf('/') + 1).replace(/^(r|p\d*)\./, '');
   const [pidText = '', hostTag = ''] = marker.split('.');
   const pid = Number(pidText);
   const local = hostTag === thisHostTag;

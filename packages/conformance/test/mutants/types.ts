@@ -54,7 +54,9 @@ export function forward(inner: LockBackend<any>): LockBackend<any> {
     tryAcquire: (request, wait) => inner.tryAcquire(request, wait),
     ...(inner.watch && { watch: (request) => inner.watch!(request) }),
     release: (request, grant) => inner.release(request, grant),
-    ...(inner.extend && { extend: (request, grant) => inner.extend!(request, grant) }),
+    ...(inner.extend && {
+      extend: (request, grant, durationMs) => inner.extend!(request, grant, durationMs),
+    }),
     ...(inner.monitor && {
       monitor: (request, grant, lose) => inner.monitor!(request, grant, lose),
     }),

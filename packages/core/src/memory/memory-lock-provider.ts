@@ -23,6 +23,8 @@ export interface MemoryGrant extends Grant {
 const memoryCapabilities: Capabilities = {
   crossProcess: false,
   leases: false,
+  minLeaseMs: Number.POSITIVE_INFINITY, // holds are not leases
+  weightedPermits: true,
   fifo: true,
   lostDetectionMs: 0,
   abandonedReleaseMs: Number.POSITIVE_INFINITY,

@@ -117,8 +117,13 @@ function compatible(entry: Entry, request: LockRequest): boolean {
     case 'read':
       for (const holder of entry.holders.values()) if (holder.kind === 'write') return false;
       return true;
-    case 'semaphore':
-      return entry.holders.size < request.maxCount;
+    case 'semaphore': {
+      // Weighted: the permits held plus those asked for fit (a waiting request is only
+      // granted from the head of the FIFO queue, so later small ones never overtake it).
+      let taken = request.permits ?? 1;
+      for (const holder of entry.holders.values()) taken += holder.permits ?? 1;
+      return taken <= request.maxCount;
+    }
   }
 }
 

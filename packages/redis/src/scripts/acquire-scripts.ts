@@ -105,3 +105,16 @@ end
 return refused(hint)
 `,
 );
+
+/**
+ * Redlock: a grant whose nodes returned different counters draws again. Lifts the fencing
+ * counter to at least the floor (the largest value drawn so far) and INCRs it: the reply is a
+ * value this node never returned before. KEYS: fence. ARGV: floor.
+ */
+export const redrawFence: LuaScript = luaScript(
+  'redraw-fence',
+  `${prelude('raise_fence', 'grant_token')}
+raise_fence(KEYS[1], ARGV[1])
+return grant_token(KEYS[1])
+`,
+);

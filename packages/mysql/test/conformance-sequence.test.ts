@@ -5,11 +5,11 @@ import { goldenKeys, killConnection, mysqlUrl, timeScale } from './support.js';
 
 const closedPort = await findFreePort();
 
-// The same contract with fencing tokens from the counter table (the default on MySQL; MariaDB's default is the sequence).
+// The same contract with fencing tokens from a MariaDB SEQUENCE (opt-in; the default is the counter table).
 describeLockProvider({
-  name: 'mysql (fencing: table)',
+  name: 'mysql (fencing: sequence)',
   createProvider: (options) =>
-    createMySqlLockProvider({ ...options, connection: mysqlUrl(), fencing: 'table' }),
+    createMySqlLockProvider({ ...options, connection: mysqlUrl(), fencing: 'sequence' }),
   faults: {
     loseLock: (handle, provider) =>
       killConnection((provider as MySqlLockProvider).connectionIdOf(handle)),
@@ -19,7 +19,7 @@ describeLockProvider({
       createUnreachableProvider: () =>
         createMySqlLockProvider({
           connection: `mysql://root@127.0.0.1:${closedPort}/test`,
-          fencing: 'table',
+          fencing: 'sequence',
         }),
       address: `127.0.0.1:${closedPort}`,
     },
@@ -27,7 +27,7 @@ describeLockProvider({
   childProvider: {
     module: new URL('./child-provider.ts', import.meta.url).href,
     exportName: 'createProvider',
-    env: { LOCKKIT_MYSQL_URL: mysqlUrl(), LOCKKIT_MYSQL_FENCING: 'table' },
+    env: { LOCKKIT_MYSQL_URL: mysqlUrl(), LOCKKIT_MYSQL_FENCING: 'sequence' },
   },
   goldenKeys,
   timeScale,
