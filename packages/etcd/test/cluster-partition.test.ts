@@ -111,8 +111,8 @@ describe.skipIf(unavailable !== undefined)('a 3-member cluster with a partitione
       'the healed member answering that "fresh" is held',
     );
     expect(await healedSide.createLock('kept').tryAcquire()).toBeNull();
-    expect(await fresh.release()).toBe(true);
-    expect(await kept.release()).toBe(true);
+    expect(await fresh.release(), `"fresh" lost: ${fresh.signal.reason}`).toBe(true);
+    expect(await kept.release(), `"kept" lost: ${kept.signal.reason}`).toBe(true);
     const after = await healedSide.createLock('kept').tryAcquire();
     expect(after?.fencingToken).toBeGreaterThan(fresh.fencingToken);
     await after?.release();
