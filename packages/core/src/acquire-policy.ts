@@ -1,4 +1,4 @@
-import { raceAbort, timedOut } from './attempt-races.js';
+import { AcquireStop, type Stoppable, timedOut } from './attempt-races.js';
 import type { Grant, LockBackend, LockRequest, ReleaseWatch, WaitContext } from './backend.js';
 import { type LockEventDraft, publish } from './diagnostics.js';
 import { BackendUnavailableError } from './errors/backend-unavailable-error.js';
@@ -17,8 +17,8 @@ export interface AcquireHost<G extends Grant> {
   readonly backend: LockBackend<G>;
   /** Throws if the provider is closed. */
   assertOpen(): void;
-  /** Registers a wait so close() can abort it; returns the unregister function. */
-  trackWait(controller: AbortController, request: LockRequest): () => void;
+  /** Registers an acquire so close() can stop it; returns the unregister function. */
+  trackWait(acquire: Stoppable, request: LockRequest): () => void;
   /**
    * Turns a grant into a tracked handle; if the provider closed, releases the grant and
    * rejects (a promise only then).
@@ -45,12 +45,14 @@ export interface AcquireHost<G extends Grant> {
  *    with it at once, and so does every call for one marked `retryable: false`.
  *
  * Performance budget (`AB_ROUNDS=40 bash scripts/ab.sh e91ed92`, the hand-tuned policy before
- * the rewrite as A; uncontended `acquire({ timeout: 5000 })` + release, median (IQR) per round,
- * A′ = A again as the noise; 2026-11-24, a quiet 2-CPU machine):
- *   redis 64 (43–125) % [noise 115 (92–285) %], redlock 115 (91–129) % [100 (79–110) %],
- *   postgres 76 (62–85) % [99 (90–105) %], mysql 83 (69–88) % [95 (87–106) %]; handoff equal.
- * Over budget on PostgreSQL and MariaDB (beyond A′'s spread): not yet won back. The two fast
- * paths below each earned their place in it (the lazy controller, the shared deadline timer).
+ * the rewrite as A; uncontended `acquire({ timeout: 5000 })` + release, median (IQR) of the
+ * per-round ratios, A′ = A again as the noise; 2026-11-24, 2 CPUs, load average 7):
+ *   redis 64 (53–88) % [noise 100 (81–115) %], redlock 113 (85–134) % [98 (82–115) %],
+ *   postgres 77 (62–97) % [94 (80–111) %], mysql 94 (77–107) % [102 (90–119) %]; handoff equal.
+ * The one fast path: an acquire stops through a plain {@link AcquireStop}, not an
+ * AbortController (whose event dispatch cost PostgreSQL 25–40 µs of a ~150 µs timed cycle);
+ * deadlines share one timer. Redis stays ~30 µs over A: CPU in ioredis's public command path,
+ * key memo and bookkeeping, with no round trip left to remove (two per cycle).
  */
 export async function acquireWithPolicy<G extends Grant>(
   host: AcquireHost<G>,
@@ -64,29 +66,19 @@ export async function acquireWithPolicy<G extends Grant>(
   const { backend } = host;
   const started = now();
   const deadline = timeoutMs === 0 ? Number.NEGATIVE_INFINITY : started + timeoutMs;
-  let controller: AbortController | undefined;
-  let expiry: Deadline | undefined;
-  let untrack: (() => void) | undefined;
-  const onCallerAbort = (): void => controller?.abort(callerSignal?.reason);
-  /** The wait's signal: aborts at the deadline, on the caller's abort and on close(). */
-  const control = (): AbortSignal => {
-    if (!controller) {
-      const made = new AbortController();
-      controller = made;
-      callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
-      if (Number.isFinite(deadline)) expiry = deadlines.add(deadline, () => made.abort(timedOut));
-      untrack = host.trackWait(made, request);
-    }
-    return controller.signal;
-  };
-  // Fast path (A/B in the header: an AbortController per call cost 25-30 % of an uncontended
-  // Redis or PostgreSQL acquire): made when the call can be aborted or starts to wait.
-  if (callerSignal || Number.isFinite(deadline)) control();
+  /** Ends the acquire at the deadline, on the caller's abort and on close(). */
+  const stop = new AcquireStop();
+  const onCallerAbort = (): void => stop.abort(callerSignal?.reason);
+  callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
+  const expiry = Number.isFinite(deadline)
+    ? deadlines.add(deadline, () => stop.abort(timedOut))
+    : undefined;
+  const untrack = host.trackWait(stop, request);
   /** When the wait began (`lockkit:wait`); undefined until it does. */
   let waitStart: number | undefined;
   const wait: WaitContext = {
     get signal() {
-      return control();
+      return stop.signal;
     },
     deadline,
     waiting: () => {
@@ -107,12 +99,12 @@ export async function acquireWithPolicy<G extends Grant>(
   let unreachable: unknown;
   /** How an acquire that got no lock ends (published on `lockkit:acquire-failed`). */
   const failed = (error: unknown): null => {
-    // Aborted: the caller's signal or close() aborted the wait with this error (read before
-    // the abort below, which would make every error look like one).
-    const aborted = controller?.signal.aborted === true && error === controller.signal.reason;
+    // Aborted: the caller's signal or close() stopped the wait with this error (read before
+    // the stop below, which would make every error look like one).
+    const aborted = stop.stopped && error === stop.reason;
     // Every acquire that ends without a grant aborts `wait.signal` (a no-op if it already
-    // did, or if nobody made it): the one event a backend needs to clean up waiting state.
-    controller?.abort(error);
+    // did): the one event a backend needs to clean up waiting state.
+    stop.abort(error);
     const outcome = aborted ? 'aborted' : 'error';
     if (error !== timedOut) {
       publish('acquireFailed', () => Object.assign(measured(), { outcome, error }));
@@ -133,38 +125,35 @@ export async function acquireWithPolicy<G extends Grant>(
   let grant: G | null = null;
   try {
     for (;;) {
-      controller?.signal.throwIfAborted();
+      stop.throwIfStopped();
       try {
-        const work = host.track(attempt(backend, request, wait));
-        grant = await (controller ? raceAbort(work, controller.signal, discard) : work);
+        grant = await stop.race(host.track(attempt(backend, request, wait)), discard);
         unreachable = undefined;
       } catch (error) {
         const single = deadline === Number.NEGATIVE_INFINITY;
-        const aborted = controller?.signal.aborted === true;
-        if (single || !BackendUnavailableError.isRetryable(error) || aborted) throw error;
+        if (single || !BackendUnavailableError.isRetryable(error) || stop.stopped) throw error;
         unreachable = error;
       }
       if (grant) break;
       if (deadline === Number.NEGATIVE_INFINITY || now() >= deadline) throw timedOut;
-      const signal = control(); // the call waits from here on, so close() must be able to end it
       if (!watch && backend.watch && unreachable === undefined) {
         try {
-          watch = await raceAbort(watchOf(backend, request), signal, (late) => late.close());
+          watch = await stop.race(watchOf(backend, request), (late) => late.close());
           continue; // subscribe-then-retry
         } catch (error) {
-          if (!BackendUnavailableError.isRetryable(error) || signal.aborted) throw error;
+          if (!BackendUnavailableError.isRetryable(error) || stop.stopped) throw error;
         }
       }
       wait.waiting(); // no-op if the backend already said so
       const notifier = unreachable === undefined ? watch : undefined; // an outage: poll
-      await waitForChange(notifier, backend.pollIntervalMs, signal);
+      await waitForChange(notifier, backend.pollIntervalMs, stop.signal);
     }
   } catch (error) {
     return failed(error);
   } finally {
     if (expiry) deadlines.delete(expiry);
     callerSignal?.removeEventListener('abort', onCallerAbort);
-    untrack?.();
+    untrack();
     watch?.close();
   }
   return adopted(host, request, grant, measured);

@@ -1,4 +1,5 @@
 import { type AcquireHost, acquireWithPolicy } from './acquire-policy.js';
+import type { Stoppable } from './attempt-races.js';
 import type { Grant, LockBackend, LockRequest } from './backend.js';
 import { publish } from './diagnostics.js';
 import { Election } from './election/election.js';
@@ -39,7 +40,7 @@ export class LockProvider<G extends Grant = Grant> implements ILockProvider {
   readonly namespace: string;
   readonly #backend: LockBackend<G>;
   readonly #handles = new HandleList<G>();
-  readonly #waits = new Map<AbortController, LockRequest>();
+  readonly #waits = new Map<Stoppable, LockRequest>();
   readonly #elections = new ElectionRegistry();
   /** Backend calls core started that have not settled (close() waits for them). */
   readonly #inFlight = new InFlight();
@@ -128,8 +129,8 @@ export class LockProvider<G extends Grant = Grant> implements ILockProvider {
   async #close(): Promise<void> {
     // Leaderships end first: their signals abort before their locks are released.
     const leaderships = this.#elections.close();
-    for (const [controller, request] of this.#waits) {
-      controller.abort(new LockAbortedError(request.name, 'the provider was closed'));
+    for (const [acquire, request] of this.#waits) {
+      acquire.abort(new LockAbortedError(request.name, 'the provider was closed'));
     }
     // Aborted attempts settle first (their late grants are discarded), then handles go.
     await this.#inFlight.drained();
@@ -147,12 +148,12 @@ export class LockProvider<G extends Grant = Grant> implements ILockProvider {
     return {
       backend: this.#backend,
       assertOpen: () => this.#assertOpen(),
-      trackWait: (controller, request) => {
+      trackWait: (acquire, request) => {
         // A wait that starts while close() runs (its first try was in flight) ends at once.
         if (this.#closing)
-          controller.abort(new LockAbortedError(request.name, 'the provider was closed'));
-        this.#waits.set(controller, request);
-        return () => this.#waits.delete(controller);
+          acquire.abort(new LockAbortedError(request.name, 'the provider was closed'));
+        this.#waits.set(acquire, request);
+        return () => this.#waits.delete(acquire);
       },
       adopt: (request, grant) => {
         if (this.#closing) {

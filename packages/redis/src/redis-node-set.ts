@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { BackendUnavailableError } from '@lockkit/core';
 import { delay, now } from '@lockkit/core/backend';
 import type { RedisNodeSpec } from './redis-lock-options.js';
@@ -26,6 +27,8 @@ export class RedisNodeSet {
     this.nodes = specs.map((spec, index) => new RedisNode(spec, index, specs.length, ack));
     this.majority = quorumOf(this.nodes.length);
     this.#commandTimeoutMs = commandTimeoutMs;
+    // Every pending cleanup retry listens to it (each removes its listener when done).
+    setMaxListeners(0, this.#closing.signal);
   }
 
   get size(): number {
