@@ -12,6 +12,14 @@ export interface TcpRelay {
   /** Current delay per chunk and direction, ms. */
   readonly delayMs: number;
   setDelay(ms: number): void;
+  /**
+   * Stops relaying (reading) in both directions for the clients at `address`, at once and
+   * without loss: bytes wait in the kernel as they would behind a partition. New connections
+   * from there wait too. A firewall rule takes a process start; this is synchronous.
+   */
+  hold(address: string): void;
+  /** Relays for `address` again (what waited goes through). */
+  release(address: string): void;
   /** Connections relayed right now. */
   readonly connections: number;
   /** Stops listening and destroys every relayed connection. */
@@ -58,8 +66,20 @@ function pipeDelayed(from: Socket, to: Socket, delay: () => number): void {
 export function startTcpRelay(options: TcpRelayOptions): Promise<TcpRelay> {
   let delayMs = options.delayMs ?? 0;
   const sockets = new Set<Socket>();
+  const held = new Set<string>();
+  const pairs = new Set<{ client: Socket; upstream: Socket }>();
+  const address = (client: Socket): string => (client.remoteAddress ?? '').replace(/^::ffff:/, '');
+  const setFlow = (pair: { client: Socket; upstream: Socket }): void => {
+    for (const socket of [pair.client, pair.upstream]) {
+      if (held.has(address(pair.client))) socket.pause();
+      else socket.resume();
+    }
+  };
   const server = createServer((client) => {
     const upstream = tcpConnect(options.targetPort, options.targetHost);
+    const pair = { client, upstream };
+    pairs.add(pair);
+    client.once('close', () => pairs.delete(pair));
     for (const socket of [client, upstream]) {
       sockets.add(socket);
       socket.setNoDelay(true);
@@ -74,6 +94,7 @@ export function startTcpRelay(options: TcpRelayOptions): Promise<TcpRelay> {
     }
     pipeDelayed(client, upstream, () => delayMs);
     pipeDelayed(upstream, client, () => delayMs);
+    setFlow(pair);
   });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -88,6 +109,14 @@ export function startTcpRelay(options: TcpRelayOptions): Promise<TcpRelay> {
         },
         setDelay: (ms) => {
           delayMs = ms;
+        },
+        hold: (clientAddress) => {
+          held.add(clientAddress);
+          for (const pair of pairs) setFlow(pair);
+        },
+        release: (clientAddress) => {
+          held.delete(clientAddress);
+          for (const pair of pairs) setFlow(pair);
         },
         get connections() {
           return Math.floor(sockets.size / 2);

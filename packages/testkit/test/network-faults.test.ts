@@ -79,6 +79,15 @@ describe.skipIf(unavailable !== undefined)('namespaceFirewall and startTcpRelay'
     await firewall.clear();
   });
 
+  it('hold() stops relaying for an address at once, release() lets what waited through', async () => {
+    relay!.hold(net.addresses[0]!);
+    expect((await ping(namespace, relay!.host, relay!.port, 500)).reply).toBe('timeout');
+    const during = ping(namespace, relay!.host, relay!.port, 3000);
+    await new Promise((resolve) => setTimeout(resolve, 300)); // the PING is sent and waits
+    relay!.release(net.addresses[0]!);
+    expect((await during).reply).toBe('+PONG');
+  });
+
   it('setDelay() holds each chunk in each direction', async () => {
     relay!.setDelay(150);
     const delayed = await ping(namespace, relay!.host, relay!.port, 3000);

@@ -15,7 +15,18 @@ export type FaultKind =
   /** Redlock: SIGSTOP 2 of the 5 nodes, then SIGCONT. */
   | 'pause-minority'
   /** Redlock: SIGKILL 2 of the 5 nodes, keep them down longer than a lease, restart them empty. */
-  | 'kill-minority';
+  | 'kill-minority'
+  // `pnpm chaos --faults network` (workers in network namespaces, see chaos-network.ts):
+  /** Cut a holder's namespace off from every server (nftables drop), both keep running; heal. */
+  | 'partition-holder'
+  /** Redlock: cut a holder off from 2 of the 5 nodes; heal. */
+  | 'partition-minority'
+  /** Redlock: cut a holder off from 3 of the 5 nodes; heal. */
+  | 'partition-majority'
+  /** Drop 30 % of a holder's packets at random (nftables numgen); heal. */
+  | 'lossy-holder'
+  /** Every server link holds each chunk (userspace relay: no sch_netem here); then not. */
+  | 'delay-server';
 
 /** One injected fault, as the analysis needs it. All times are CLOCK_MONOTONIC ms. */
 export interface FaultWindow {
