@@ -41,8 +41,8 @@ export async function placeWorkers(
     network = await startChaosNetwork(config.spec, lab.serversOf(backend), workers);
   } catch (error) {
     if (!(error instanceof ChaosNetworkUnavailable)) throw error;
-    const reason = `network faults skipped: ${error.message}`;
-    log(`${backend}: ${reason}`);
+    const reason = `every network fault (${error.message})`;
+    log(`${backend}: network faults skipped: ${error.message}`);
     return {
       placement: undefined,
       network: undefined,
