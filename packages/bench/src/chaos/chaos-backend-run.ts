@@ -8,6 +8,7 @@ import type { FaultSet } from '../support/command-line.js';
 import { monotonicMs } from '../support/monotonic-clock.js';
 import { SeededRandom } from '../support/seeded-random.js';
 import { analyseRun } from './chaos-analysis.js';
+import { injectClockFault, isClockFault } from './chaos-clock-faults.js';
 import { type FaultContext, injectFault } from './chaos-faults.js';
 import { ChaosLedger } from './chaos-ledger.js';
 import type { ChaosScenario, WorkerConfig } from './chaos-messages.js';
@@ -139,7 +140,9 @@ export async function runChaosBackend(
       }
       const fault = isNetworkFault(kind)
         ? await injectNetworkFault(kind, context)
-        : await injectFault(kind, context);
+        : isClockFault(kind)
+          ? await injectClockFault(kind, context)
+          : await injectFault(kind, context);
       faults.push(fault);
       await awaitRecovery(ledger, locks, fault.clearedAt, fault.recoveryBoundMs + 2000);
       options.log(

@@ -177,7 +177,7 @@ export async function injectFault(kind: FaultKind, context: FaultContext): Promi
       );
     }
     default:
-      // The `--faults network` kinds: see chaos-network-faults.ts (which calls atHolder).
-      throw new Error(`${kind} is injected by injectNetworkFault`);
+      // The `--faults network` and `--faults clock` kinds: chaos-network-faults.ts, chaos-clock-faults.ts.
+      throw new Error(`${kind} is injected by injectNetworkFault or injectClockFault`);
   }
 }

@@ -26,7 +26,12 @@ export type FaultKind =
   /** Drop 30 % of a holder's packets at random (nftables numgen); heal. */
   | 'lossy-holder'
   /** Every server link holds each chunk (userspace relay: no sch_netem here); then not. */
-  | 'delay-server';
+  | 'delay-server'
+  // `pnpm chaos --faults clock` (every worker under libfaketime, see chaos-clock-faults.ts):
+  /** A holder's wall clock jumps 60 s back (its monotonic clock does not); then right again. */
+  | 'clock-back-holder'
+  /** A worker's wall clock jumps 60 s ahead while others hold; then right again. */
+  | 'clock-ahead-contender';
 
 /** One injected fault, as the analysis needs it. All times are CLOCK_MONOTONIC ms. */
 export interface FaultWindow {

@@ -2,6 +2,7 @@ import type { BackendId } from '../backends/backend-ids.js';
 import type { Lab } from '../backends/lab.js';
 import type { FaultSet } from '../support/command-line.js';
 import type { SeededRandom } from '../support/seeded-random.js';
+import { placeUnderFaketime } from './chaos-clock-faults.js';
 import type { WorkerConfig } from './chaos-messages.js';
 import { type ChaosNetwork, ChaosNetworkUnavailable, startChaosNetwork } from './chaos-network.js';
 import { networkFaultPlan } from './chaos-network-faults.js';
@@ -34,8 +35,10 @@ export async function placeWorkers(
   workers: number,
   log: (line: string) => void,
 ): Promise<WorkerPlacement> {
-  if (faults !== 'network')
+  if (faults === 'clock') return placeUnderFaketime(config, backend, log);
+  if (faults !== 'network') {
     return { placement: undefined, network: undefined, plan: () => undefined };
+  }
   let network: ChaosNetwork;
   try {
     network = await startChaosNetwork(config.spec, lab.serversOf(backend), workers);

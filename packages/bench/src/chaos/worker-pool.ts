@@ -24,13 +24,18 @@ export interface Worker {
   expectExit: boolean;
   /** `--faults network`: the network namespace it runs in. */
   readonly namespace?: string | undefined;
+  /** `--faults clock`: the libfaketime timestamp file that sets its wall clock's offset. */
+  readonly clockFile?: string | undefined;
   exited: Promise<void>;
 }
 
 /** Where a worker runs (`--faults network`): its namespace, and the config pointing at relays. */
 export interface Placement {
-  readonly namespace: string;
+  readonly namespace?: string | undefined;
   readonly config: WorkerConfig;
+  /** Added to the environment (libfaketime's, for `--faults clock`). */
+  readonly env?: Readonly<Record<string, string>> | undefined;
+  readonly clockFile?: string | undefined;
 }
 
 const everyPid = new Set<number>();
@@ -96,7 +101,8 @@ export class WorkerPool {
     const config = placement?.config ?? this.#config;
     // In a namespace: `ip netns exec` execs node, so the child's pid is node's (and IPC works).
     const child = fork(workerModule, [JSON.stringify(config)], {
-      ...(placement
+      ...(placement?.env ? { env: { ...process.env, ...placement.env } } : {}),
+      ...(placement?.namespace
         ? {
             execPath: 'ip',
             execArgv: ['netns', 'exec', placement.namespace, process.execPath, '--import', 'tsx'],
@@ -128,6 +134,7 @@ export class WorkerPool {
       paused: false,
       expectExit: false,
       namespace: placement?.namespace,
+      clockFile: placement?.clockFile,
       exited: new Promise<void>((resolve) => {
         child.once('exit', (code, signal) => {
           everyPid.delete(pid);

@@ -26,14 +26,15 @@ export interface CommandLine {
   /**
    * `--faults network` (chaos): instead of the process and server faults, partitions, packet
    * loss and delay, with every worker in a network namespace of its own (needs root, iproute2
-   * and nftables; skipped with the reason printed where they are missing).
+   * and nftables; skipped with the reason printed where they are missing). `--faults clock`:
+   * every worker under libfaketime, and wall-clock jumps of a holder and of a contender.
    */
   readonly faults: FaultSet;
 }
 
 /** The fault sets of `pnpm chaos --faults`. */
-export type FaultSet = 'standard' | 'network';
-const faultSets: readonly FaultSet[] = ['standard', 'network'];
+export type FaultSet = 'standard' | 'network' | 'clock';
+const faultSets: readonly FaultSet[] = ['standard', 'network', 'clock'];
 
 const scenarioNames: readonly ChaosScenario[] = ['mutex', 'rwlock', 'semaphore', 'election'];
 const quickScenarios: readonly ChaosScenario[] = ['mutex'];
@@ -114,7 +115,7 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
         break;
       default:
         throw new Error(
-          `unknown argument "${argument}" (known: --quick, --backends a,b, --scenarios mutex,rwlock,semaphore,election, --faults standard|network, --seed N, --cycles N, --dump DIR, --no-write, --verbose)`,
+          `unknown argument "${argument}" (known: --quick, --backends a,b, --scenarios mutex,rwlock,semaphore,election, --faults standard|network|clock, --seed N, --cycles N, --dump DIR, --no-write, --verbose)`,
         );
     }
   }
