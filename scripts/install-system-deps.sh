@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages whose servers the tests start (see docs: real servers in tests):
 #   redis-server, postgresql, mariadb-server, zookeeper, etcd-server (+ etcd-client for etcdctl),
-# and the fault tools: faketime (libfaketime, clock-jump tests) and iproute2 (`ip netns`, partitions).
+# and the fault tools of the partition/clock tests and `pnpm chaos --faults partition`:
+#   iproute2 (ip netns), nftables (nft: partitions, packet loss), faketime (libfaketime).
 # Idempotent and quick: when every server binary is present it does nothing (no apt-get call).
 # Installs only what is missing, as root or through passwordless sudo; otherwise prints the
 # packages to install and exits with status 1.
@@ -39,11 +40,12 @@ have_postgres || missing+=(postgresql)
 have_zookeeper || missing+=(zookeeper)
 have_executable etcd || missing+=(etcd-server)
 have_executable etcdctl || missing+=(etcd-client)
-have_executable faketime || missing+=(faketime)
 have_executable ip || missing+=(iproute2)
+have_executable nft || missing+=(nftables)
+have_executable faketime || missing+=(faketime)
 
 if [ "${#missing[@]}" -eq 0 ]; then
-  echo "install-system-deps: redis-server, postgresql, mariadb-server, zookeeper, etcd, faketime and iproute2 are installed."
+  echo "install-system-deps: redis-server, postgresql, mariadb-server, zookeeper, etcd, iproute2, nftables and faketime are installed."
   exit 0
 fi
 

@@ -55,6 +55,24 @@ describe('tokenViolations', () => {
     expect(tokenViolations([current, stale], noFences, none, 0, [stop])).toEqual([]);
   });
 
+  it('accepts an old, lower-token grant returned late over a lossy link, not over a healthy one', () => {
+    const current = grant({ pid: 2, token: 9n, acquiredAt: 100 });
+    const late = grant({ pid: 1, token: 5n, acquiredAt: 1800, requestedAt: 10 });
+    const loss = {
+      kind: 'lossy-holder' as const,
+      description: 'drop 30 %',
+      startedAt: 50,
+      clearedAt: 3000,
+      pids: [1],
+      recoveryBoundMs: 4000,
+    };
+    expect(tokenViolations([current, late], noFences, none, 0, [loss])).toEqual([]);
+    const elsewhere = { ...loss, pids: [3] };
+    expect(
+      tokenViolations([current, late], noFences, none, 0, [elsewhere]).map((v) => v.kind),
+    ).toEqual(['token-order']);
+  });
+
   it('flags duplicate tokens', () => {
     const grants = [
       grant({ pid: 1, token: 4n, acquiredAt: 100 }),

@@ -18,6 +18,8 @@ export interface MemberNetwork {
   readonly namespaces: readonly string[];
   /** Each member's address inside its namespace. */
   readonly addresses: readonly string[];
+  /** The bridge's address in the root namespace: how a member reaches the host. */
+  readonly bridgeAddress: string;
   partition(index: number): Promise<void>;
   heal(index: number): Promise<void>;
   /** Deletes every namespace, veth pair and the bridge this network made (never throws). */
@@ -113,6 +115,7 @@ export async function createMemberNetwork(size: number): Promise<MemberNetwork> 
   return {
     namespaces: names.namespaces,
     addresses: names.addresses,
+    bridgeAddress: names.bridgeAddress,
     partition: (index) => ip('link', 'set', names.outer[index]!, 'down'),
     heal: (index) => ip('link', 'set', names.outer[index]!, 'up'),
     remove: async () => {

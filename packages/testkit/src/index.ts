@@ -1,6 +1,10 @@
 export { attachServer } from './attach-server.js';
 export { environmentVariables } from './environment-overrides.js';
-export { NetworkNamespacesUnavailableError } from './etcd-network.js';
+export {
+  createMemberNetwork,
+  type MemberNetwork,
+  NetworkNamespacesUnavailableError,
+} from './etcd-network.js';
 export {
   type EtcdCluster,
   type EtcdMember,
@@ -18,6 +22,7 @@ export {
   startServers,
 } from './global-setup.js';
 export { type MariaDbServerOptions, startMariaDb } from './mariadb-server.js';
+export { type NamespaceFirewall, namespaceFirewall } from './namespace-firewall.js';
 export { type PostgresServerOptions, startPostgres } from './postgres-server.js';
 export { ServerStartError } from './readiness.js';
 export { type RedisCluster, type RedisClusterOptions, startRedisCluster } from './redis-cluster.js';
@@ -36,4 +41,5 @@ export {
   startSessionSwappingProxy,
 } from './session-swapping-proxy.js';
 export type { ServerStartOptions } from './start-options.js';
+export { startTcpRelay, type TcpRelay, type TcpRelayOptions } from './tcp-relay.js';
 export { startZooKeeper, type ZooKeeperServerOptions } from './zookeeper-server.js';

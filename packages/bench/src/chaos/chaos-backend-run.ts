@@ -4,20 +4,26 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BackendId } from '../backends/backend-ids.js';
 import type { Lab } from '../backends/lab.js';
+import type { FaultSet } from '../support/command-line.js';
 import { monotonicMs } from '../support/monotonic-clock.js';
 import { SeededRandom } from '../support/seeded-random.js';
 import { analyseRun } from './chaos-analysis.js';
+import { injectClockFault, isClockFault } from './chaos-clock-faults.js';
 import { type FaultContext, injectFault } from './chaos-faults.js';
 import { ChaosLedger } from './chaos-ledger.js';
 import type { ChaosScenario, WorkerConfig } from './chaos-messages.js';
+import { injectNetworkFault, isNetworkFault } from './chaos-network-faults.js';
 import type { BackendChaosResult } from './chaos-result.js';
 import type { FaultWindow } from './fault-kinds.js';
 import { faultPlan } from './fault-plan.js';
+import { placeWorkers } from './worker-placement.js';
 import { WorkerPool } from './worker-pool.js';
 
 /** How one backend's chaos run goes. */
 export interface ChaosRunOptions {
   readonly scenario: ChaosScenario;
+  /** `network`: workers in namespaces, partition/loss/delay faults (see chaos-network.ts). */
+  readonly faults?: FaultSet | undefined;
   readonly quick: boolean;
   readonly seed: number;
   /** Rounds of the fault plan (ignored with `quick`). */
@@ -88,10 +94,11 @@ export async function runChaosBackend(
     maxCount: shape.maxCount,
   };
   const ledger = new ChaosLedger({ capacity: shape.maxCount });
-  const pool = new WorkerPool(config, ledger, options.verbose);
   const random = new SeededRandom(options.seed);
   const faults: FaultWindow[] = [];
   const skipped: string[] = [];
+  const placed = await placeWorkers(options.faults, config, lab, backend, workerCount, options.log);
+  const pool = new WorkerPool(config, ledger, options.verbose, placed.placement);
   const replacements: Promise<unknown>[] = [];
   let workersStarted = 0;
   const startedAt = monotonicMs();
@@ -109,6 +116,7 @@ export async function runChaosBackend(
       servers: lab.serversOf(backend),
       bounds: pool.bounds,
       random,
+      network: placed.network,
       replaceWorker: () => {
         workersStarted += 1;
         replacements.push(
@@ -118,7 +126,9 @@ export async function runChaosBackend(
         );
       },
     };
-    const plan = faultPlan(backend, options.quick, options.cycles, random, scenario);
+    const plan =
+      placed.plan(random, options.quick, options.cycles, skipped) ??
+      faultPlan(backend, options.quick, options.cycles, random, scenario);
     for (const [index, kind] of plan.entries()) {
       if (monotonicMs() - startedAt > budgetMs) {
         skipped.push(...plan.slice(index).map((rest) => `${rest} (time budget)`));
@@ -128,7 +138,11 @@ export async function runChaosBackend(
         skipped.push(`${kind} (no running worker)`);
         continue;
       }
-      const fault = await injectFault(kind, context);
+      const fault = isNetworkFault(kind)
+        ? await injectNetworkFault(kind, context)
+        : isClockFault(kind)
+          ? await injectClockFault(kind, context)
+          : await injectFault(kind, context);
       faults.push(fault);
       await awaitRecovery(ledger, locks, fault.clearedAt, fault.recoveryBoundMs + 2000);
       options.log(
@@ -141,6 +155,7 @@ export async function runChaosBackend(
   } finally {
     await Promise.allSettled(replacements);
     await pool.close();
+    await placed.network?.close();
   }
   if (options.dump !== undefined) {
     mkdirSync(options.dump, { recursive: true });

@@ -4,6 +4,7 @@ import { monotonicMs } from '../support/monotonic-clock.js';
 import type { SeededRandom } from '../support/seeded-random.js';
 import type { ChaosLedger } from './chaos-ledger.js';
 import type { DeclaredBounds } from './chaos-messages.js';
+import type { ChaosNetwork } from './chaos-network.js';
 import type { FaultKind, FaultWindow } from './fault-kinds.js';
 import type { Worker, WorkerPool } from './worker-pool.js';
 
@@ -16,6 +17,8 @@ export interface FaultContext {
   readonly random: SeededRandom;
   /** Starts a replacement for a killed worker (in the background). */
   readonly replaceWorker: () => void;
+  /** `--faults network`: the namespaces and relays the workers talk through. */
+  readonly network?: ChaosNetwork | undefined;
 }
 
 /** Added to the declared bounds before a lock counts as stuck (as the conformance suite does). */
@@ -26,7 +29,7 @@ export const recoverySlackMs = 1000;
  * receipt of its `enter`, before the fence acknowledges it), so the fault certainly hits a
  * holder. Falls back to any running worker after 3 s without an `enter`.
  */
-async function atHolder(
+export async function atHolder(
   context: FaultContext,
   act: (worker: Worker, at: number) => void,
 ): Promise<{ worker: Worker; locks: string[] }> {
@@ -173,5 +176,8 @@ export async function injectFault(kind: FaultKind, context: FaultContext): Promi
         undefined,
       );
     }
+    default:
+      // The `--faults network` and `--faults clock` kinds: chaos-network-faults.ts, chaos-clock-faults.ts.
+      throw new Error(`${kind} is injected by injectNetworkFault or injectClockFault`);
   }
 }

@@ -1,6 +1,6 @@
 /**
  * `pnpm chaos [--quick] [--backends a,b] [--scenarios mutex,rwlock,semaphore,election]
- * [--seed N] [--cycles N] [--dump DIR] [--verbose]` — for each backend, worker processes
+ * [--faults standard|network|clock] [--seed N] [--cycles N] [--dump DIR] [--verbose]` — for each backend, worker processes
  * hammer a few mutexes (then RW locks, semaphores, and campaign in a few elections) while
  * faults are injected; a fenced checker records what they
  * did. Prints a summary per backend; exits 1 on any violation.
@@ -33,6 +33,7 @@ async function main(): Promise<number> {
           results.push(
             await runChaosBackend(backend, lab, {
               scenario,
+              faults: options.faults,
               quick: options.quick,
               seed: options.seed,
               cycles,

@@ -15,7 +15,23 @@ export type FaultKind =
   /** Redlock: SIGSTOP 2 of the 5 nodes, then SIGCONT. */
   | 'pause-minority'
   /** Redlock: SIGKILL 2 of the 5 nodes, keep them down longer than a lease, restart them empty. */
-  | 'kill-minority';
+  | 'kill-minority'
+  // `pnpm chaos --faults network` (workers in network namespaces, see chaos-network.ts):
+  /** Cut a holder's namespace off from every server (nftables drop), both keep running; heal. */
+  | 'partition-holder'
+  /** Redlock: cut a holder off from 2 of the 5 nodes; heal. */
+  | 'partition-minority'
+  /** Redlock: cut a holder off from 3 of the 5 nodes; heal. */
+  | 'partition-majority'
+  /** Drop 30 % of a holder's packets at random (nftables numgen); heal. */
+  | 'lossy-holder'
+  /** Every server link holds each chunk (userspace relay: no sch_netem here); then not. */
+  | 'delay-server'
+  // `pnpm chaos --faults clock` (every worker under libfaketime, see chaos-clock-faults.ts):
+  /** A holder's wall clock jumps 60 s back (its monotonic clock does not); then right again. */
+  | 'clock-back-holder'
+  /** A worker's wall clock jumps 60 s ahead while others hold; then right again. */
+  | 'clock-ahead-contender';
 
 /** One injected fault, as the analysis needs it. All times are CLOCK_MONOTONIC ms. */
 export interface FaultWindow {

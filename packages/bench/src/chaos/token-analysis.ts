@@ -1,6 +1,6 @@
 import { believedUntil, type FenceState, type GrantRecord } from './chaos-ledger.js';
 import type { Violation } from './chaos-result.js';
-import type { FaultWindow } from './fault-kinds.js';
+import type { FaultKind, FaultWindow } from './fault-kinds.js';
 import { conflicts, exclusive, type Sharing } from './sharing.js';
 
 /** Where and when a grant happened, for a violation's text. */
@@ -33,6 +33,19 @@ function endOf(grant: GrantRecord, killedAt: ReadonlyMap<number, number>): numbe
   );
   return ends.length === 0 ? undefined : Math.min(...ends);
 }
+
+/**
+ * Faults that can hold a grant's reply back, so that it returns late with its (older, lower)
+ * token: a frozen process reads it late, a partitioned, lossy or delayed link delivers it late.
+ */
+const lateReplies: readonly FaultKind[] = [
+  'stop-holder',
+  'partition-holder',
+  'partition-minority',
+  'partition-majority',
+  'lossy-holder',
+  'delay-server',
+];
 
 /**
  * Fencing-token checks per lock: no token handed out twice; a grant has a larger token than
@@ -92,8 +105,9 @@ export function tokenViolations(
       }
     }
     // Second sweep: by when acquire() returned. A grant that returned more than
-    // `grantAgeMs` after another one, to a process that was not frozen meanwhile, was issued
-    // after it (a reply is not that old unless its reader was frozen), so its token is larger.
+    // `grantAgeMs` after another one, to a process that was not frozen (nor cut off, nor on a
+    // lossy or delayed link) meanwhile, was issued after it (a reply is not that old
+    // otherwise), so its token is larger.
     const returned = [...list].sort((a, b) => a.acquiredAt - b.acquiredAt);
     let behind = 0;
     let earlier: GrantRecord | undefined;
@@ -110,8 +124,8 @@ export function tokenViolations(
       const since = earlier.acquiredAt;
       const frozen = faults.some(
         (fault) =>
-          fault.kind === 'stop-holder' &&
-          fault.pids?.includes(grant.pid) === true &&
+          lateReplies.includes(fault.kind) &&
+          (fault.pids === undefined || fault.pids.includes(grant.pid)) &&
           fault.startedAt < grant.acquiredAt &&
           fault.clearedAt > since,
       );

@@ -22,7 +22,20 @@ export interface Worker {
   paused: boolean;
   /** Killed by a fault (SIGKILL), or told to stop: its exit is expected. */
   expectExit: boolean;
+  /** `--faults network`: the network namespace it runs in. */
+  readonly namespace?: string | undefined;
+  /** `--faults clock`: the libfaketime timestamp file that sets its wall clock's offset. */
+  readonly clockFile?: string | undefined;
   exited: Promise<void>;
+}
+
+/** Where a worker runs (`--faults network`): its namespace, and the config pointing at relays. */
+export interface Placement {
+  readonly namespace?: string | undefined;
+  readonly config: WorkerConfig;
+  /** Added to the environment (libfaketime's, for `--faults clock`). */
+  readonly env?: Readonly<Record<string, string>> | undefined;
+  readonly clockFile?: string | undefined;
 }
 
 const everyPid = new Set<number>();
@@ -55,9 +68,16 @@ export class WorkerPool {
   readonly #ledger: ChaosLedger;
   readonly #verbose: boolean;
   readonly #reaper: ChildReaper;
+  readonly #placement: (() => Placement) | undefined;
   #bounds: DeclaredBounds | undefined;
 
-  constructor(config: WorkerConfig, ledger: ChaosLedger, verbose: boolean) {
+  constructor(
+    config: WorkerConfig,
+    ledger: ChaosLedger,
+    verbose: boolean,
+    placement?: () => Placement,
+  ) {
+    this.#placement = placement;
     this.#config = config;
     this.#ledger = ledger;
     this.#verbose = verbose;
@@ -77,8 +97,17 @@ export class WorkerPool {
 
   /** Starts one worker and resolves once its provider exists (rejects after `timeoutMs`). */
   spawn(timeoutMs = 30_000): Promise<Worker> {
-    const child = fork(workerModule, [JSON.stringify(this.#config)], {
-      execArgv: ['--import', 'tsx'],
+    const placement = this.#placement?.();
+    const config = placement?.config ?? this.#config;
+    // In a namespace: `ip netns exec` execs node, so the child's pid is node's (and IPC works).
+    const child = fork(workerModule, [JSON.stringify(config)], {
+      ...(placement?.env ? { env: { ...process.env, ...placement.env } } : {}),
+      ...(placement?.namespace
+        ? {
+            execPath: 'ip',
+            execArgv: ['netns', 'exec', placement.namespace, process.execPath, '--import', 'tsx'],
+          }
+        : { execArgv: ['--import', 'tsx'] }),
       serialization: 'advanced',
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
@@ -104,6 +133,8 @@ export class WorkerPool {
       output,
       paused: false,
       expectExit: false,
+      namespace: placement?.namespace,
+      clockFile: placement?.clockFile,
       exited: new Promise<void>((resolve) => {
         child.once('exit', (code, signal) => {
           everyPid.delete(pid);

@@ -23,7 +23,18 @@ export interface CommandLine {
    * backend), the others only when named.
    */
   readonly scenarios: readonly ChaosScenario[];
+  /**
+   * `--faults network` (chaos): instead of the process and server faults, partitions, packet
+   * loss and delay, with every worker in a network namespace of its own (needs root, iproute2
+   * and nftables; skipped with the reason printed where they are missing). `--faults clock`:
+   * every worker under libfaketime, and wall-clock jumps of a holder and of a contender.
+   */
+  readonly faults: FaultSet;
 }
+
+/** The fault sets of `pnpm chaos --faults`. */
+export type FaultSet = 'standard' | 'network' | 'clock';
+const faultSets: readonly FaultSet[] = ['standard', 'network', 'clock'];
 
 const scenarioNames: readonly ChaosScenario[] = ['mutex', 'rwlock', 'semaphore', 'election'];
 const quickScenarios: readonly ChaosScenario[] = ['mutex'];
@@ -38,6 +49,7 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
   let verbose = false;
   let dump: string | undefined;
   let scenarios: readonly ChaosScenario[] | undefined;
+  let faults: FaultSet = 'standard';
   for (let index = 0; index < argv.length; index++) {
     const argument = argv[index] ?? '';
     const [flag, inline] = argument.includes('=') ? argument.split('=', 2) : [argument, undefined];
@@ -87,6 +99,14 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
         scenarios = scenarioNames.filter((name) => wanted.includes(name));
         break;
       }
+      case '--faults': {
+        const wanted = value();
+        if (!(faultSets as readonly string[]).includes(wanted)) {
+          throw new Error(`unknown fault set "${wanted}" (known: ${faultSets.join(', ')})`);
+        }
+        faults = wanted as FaultSet;
+        break;
+      }
       case '--seed':
         seed = positiveInteger(flag, value());
         break;
@@ -95,12 +115,12 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
         break;
       default:
         throw new Error(
-          `unknown argument "${argument}" (known: --quick, --backends a,b, --scenarios mutex,rwlock,semaphore,election, --seed N, --cycles N, --dump DIR, --no-write, --verbose)`,
+          `unknown argument "${argument}" (known: --quick, --backends a,b, --scenarios mutex,rwlock,semaphore,election, --faults standard|network|clock, --seed N, --cycles N, --dump DIR, --no-write, --verbose)`,
         );
     }
   }
   scenarios ??= quick ? quickScenarios : scenarioNames;
-  return { quick, backends, seed, cycles, write, verbose, dump, scenarios };
+  return { quick, backends, seed, cycles, write, verbose, dump, scenarios, faults };
 }
 
 function positiveInteger(flag: string, text: string): number {
