@@ -3,7 +3,7 @@ import type { Grant, LockBackend, LockRequest, ReleaseWatch, WaitContext } from 
 import { type LockEventDraft, publish } from './diagnostics.js';
 import { BackendUnavailableError } from './errors/backend-unavailable-error.js';
 import { LockTimeoutError } from './errors/lock-timeout-error.js';
-import { type Deadline, DeadlineTimer, now } from './timing.js';
+import { DeadlineTimer, now } from './timing.js';
 import type { LockHandle, LockKind } from './types.js';
 import type { ValidAcquireOptions } from './validation.js';
 import { waitForChange } from './wait-for-change.js';

@@ -97,26 +97,40 @@ export function int64Key(namespace: string, kind: LockKind, name: string): bigin
 
 /**
  * Memoises a backend's name → keys mapping (which hashes the name) for the names in use, so a
- * lock taken again and again is hashed once. Keyed by (namespace, key family, name); bounded:
- * cleared when `limit` entries are held; names over 256 characters are derived every time
- * (remembering long strings costs more memory than the hash saves). The one memo every backend
- * uses.
+ * lock taken again and again is hashed once. Keyed by (namespace, key family, name), one map
+ * per (namespace, family), so a lookup builds no string; bounded: cleared once `limit` entries
+ * are held; names over 256 characters are derived every time (remembering long strings costs
+ * more memory than the hash saves). The one memo every backend uses.
  */
 export function memoizeKeys<K>(
   derive: (request: LockRequest) => K,
   limit = 1000,
 ): (request: LockRequest) => K {
-  const cache = new Map<string, K>();
+  const families = new Map<string, Map<KeyFamily, Map<string, K>>>();
+  let size = 0;
   return (request) => {
-    if (request.name.length > 256) return derive(request);
-    // The namespace's length keeps ("a", "b\0c") and ("a\0b", "c") apart.
     const { namespace, name } = request;
-    const id = `${keyFamily(request.kind)}\u0000${namespace.length}\u0000${namespace}\u0000${name}`;
-    let keys = cache.get(id);
+    if (name.length > 256) return derive(request);
+    if (size >= limit) {
+      families.clear();
+      size = 0;
+    }
+    const family = keyFamily(request.kind);
+    let byFamily = families.get(namespace);
+    if (byFamily === undefined) {
+      byFamily = new Map();
+      families.set(namespace, byFamily);
+    }
+    let byName = byFamily.get(family);
+    if (byName === undefined) {
+      byName = new Map();
+      byFamily.set(family, byName);
+    }
+    let keys = byName.get(name);
     if (keys === undefined) {
-      if (cache.size >= limit) cache.clear();
       keys = derive(request);
-      cache.set(id, keys);
+      byName.set(name, keys);
+      size += 1;
     }
     return keys;
   };

@@ -54,11 +54,9 @@ export function acquireCall(
   marker: WriterMarker,
   waiter: WaiterRegistration,
 ): ScriptCall {
+  const call = acquireScriptCall(request, keys, token, leaseMs, marker, waiter);
   // A grant also incremented the fencing counter: both must reach the replicas.
-  return {
-    ...acquireScriptCall(request, keys, token, leaseMs, marker, waiter),
-    acknowledge: isGrant,
-  };
+  return { script: call.script, keys: call.keys, args: call.args, acknowledge: isGrant };
 }
 
 function acquireScriptCall(
