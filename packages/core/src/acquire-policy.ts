@@ -46,13 +46,14 @@ export interface AcquireHost<G extends Grant> {
  *
  * Performance budget (`AB_ROUNDS=40 bash scripts/ab.sh e91ed92`, the hand-tuned policy before
  * the rewrite as A; uncontended `acquire({ timeout: 5000 })` + release, median (IQR) of the
- * per-round ratios, A′ = A again as the noise; 2026-11-24, 2 CPUs, load average 7):
- *   redis 64 (53–88) % [noise 100 (81–115) %], redlock 113 (85–134) % [98 (82–115) %],
- *   postgres 77 (62–97) % [94 (80–111) %], mysql 94 (77–107) % [102 (90–119) %]; handoff equal.
+ * per-round ratios, A′ = A again as the noise; 2026-11-24, 2 CPUs, load average 4.7):
+ *   redis 69 (51–82) % [noise 98 (83–119) %], redlock 116 (99–144) % [96 (79–119) %],
+ *   postgres 87 (62–129) % [103 (81–134) %], mysql 102 (76–121) % [100 (74–119) %];
+ *   handoff within noise everywhere.
  * The one fast path: an acquire stops through a plain {@link AcquireStop}, not an
  * AbortController (whose event dispatch cost PostgreSQL 25–40 µs of a ~150 µs timed cycle);
- * deadlines share one timer. Redis stays ~30 µs over A: CPU in ioredis's public command path,
- * key memo and bookkeeping, with no round trip left to remove (two per cycle).
+ * deadlines share one timer. Redis stays ~25 µs of CPU over A per cycle (core bookkeeping,
+ * backend layering, GC), with no round trip left to remove (two per cycle): over budget.
  */
 export async function acquireWithPolicy<G extends Grant>(
   host: AcquireHost<G>,
