@@ -40,3 +40,12 @@ export async function startRedisTopologies(
   ]);
   return { cluster, sentinel };
 }
+
+/** The one setup `backend` runs on (the other left out), so a fault cannot pick the wrong one. */
+export function topologyOf(backend: BackendId, topologies: RedisTopologies): RedisTopologies {
+  if (backend.startsWith('redis-cluster'))
+    return { cluster: topologies.cluster, sentinel: undefined };
+  if (backend.startsWith('redis-sentinel'))
+    return { cluster: undefined, sentinel: topologies.sentinel };
+  return { cluster: undefined, sentinel: undefined };
+}

@@ -15,7 +15,11 @@ export type FaultKind =
   /** Redlock: SIGSTOP 2 of the 5 nodes, then SIGCONT. */
   | 'pause-minority'
   /** Redlock: SIGKILL 2 of the 5 nodes, keep them down longer than a lease, restart them empty. */
-  | 'kill-minority';
+  | 'kill-minority'
+  /** Cluster/Sentinel: SIGKILL the primary of a chaos lock at a grant; its replica is promoted. */
+  | 'kill-primary'
+  /** Cluster/Sentinel: CLUSTER FAILOVER / SENTINEL FAILOVER of a chaos lock's primary. */
+  | 'failover';
 
 /** One injected fault, as the analysis needs it. All times are CLOCK_MONOTONIC ms. */
 export interface FaultWindow {

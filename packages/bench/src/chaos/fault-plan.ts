@@ -3,9 +3,11 @@ import type { SeededRandom } from '../support/seeded-random.js';
 import type { ChaosScenario } from './chaos-messages.js';
 import type { FaultKind } from './fault-kinds.js';
 
+const topologyFaults: readonly FaultKind[] = ['kill-primary', 'failover'];
+
 /**
  * The faults that make sense per backend. The quick run injects each once, in this order.
- * Redis Cluster and Sentinel have no chaos plan yet (their topology faults are not written).
+ * Redis Cluster and Sentinel: topology faults only (the client faults are the one-node ones).
  */
 const faultsOf: Readonly<Partial<Record<BackendId, readonly FaultKind[]>>> = {
   redis: [
@@ -50,6 +52,10 @@ const faultsOf: Readonly<Partial<Record<BackendId, readonly FaultKind[]>>> = {
     'kill-server',
   ],
   file: ['kill-holder', 'stop-holder'],
+  'redis-cluster': topologyFaults,
+  'redis-cluster-ack': topologyFaults,
+  'redis-sentinel': topologyFaults,
+  'redis-sentinel-ack': topologyFaults,
 };
 
 /** Faults left out of the quick run (CI), to keep it within ~30 s per backend. */
