@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { redisLockKeys } from '@lockkit/redis';
 import type { ServerHandle } from '@lockkit/testkit';
 import { Redis } from 'ioredis';
 import type { RedisTopologies } from '../backends/redis-topologies.js';
@@ -29,9 +30,10 @@ async function awaitLinkedReplica(node: ServerHandle): Promise<void> {
   }
 }
 
-/** The primary that holds `lock`'s key now. */
+/** The primary that holds `lock`'s keys now (a chaos mutex: default namespace). */
 function primaryOf(topologies: RedisTopologies, lock: string): Promise<ServerHandle> {
-  if (topologies.cluster) return topologies.cluster.primaryOf(lock);
+  if (topologies.cluster)
+    return topologies.cluster.primaryOf(redisLockKeys('', 'mutex', lock).lock);
   if (topologies.sentinel) return topologies.sentinel.primary();
   throw new Error('no Redis Cluster or Sentinel in this lab');
 }
