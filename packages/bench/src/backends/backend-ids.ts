@@ -1,4 +1,4 @@
-/** The backends the bench and the chaos run cover, in the order they report them. */
+/** The backends the bench and the chaos run cover by default, in the order they report them. */
 export const backendIds = [
   'redis',
   'redlock',
@@ -9,12 +9,35 @@ export const backendIds = [
   'file',
 ] as const;
 
-/** One of {@link backendIds}. `redlock` is the Redis backend over several independent nodes. */
-export type BackendId = (typeof backendIds)[number];
+/**
+ * Redis Cluster and Sentinel, each without and with replica acknowledgement (`-ack`:
+ * `minReplicas: 1`). Selected only by name (`--backends redis-cluster,…`): their servers are
+ * six and five processes, too many for the default run on 2 cores.
+ */
+export const topologyBackendIds = [
+  'redis-cluster',
+  'redis-cluster-ack',
+  'redis-sentinel',
+  'redis-sentinel-ack',
+] as const;
+
+/** Every backend a `--backends` filter may name. */
+export const selectableBackendIds: readonly BackendId[] = [...backendIds, ...topologyBackendIds];
+
+/** A backend id. `redlock` is the Redis backend over several independent nodes. */
+export type BackendId = (typeof backendIds)[number] | (typeof topologyBackendIds)[number];
+
+/** A Redis Cluster or Sentinel backend. */
+export type TopologyBackendId = (typeof topologyBackendIds)[number];
 
 /** Whether `name` is a {@link BackendId}. */
 export function isBackendId(name: string): name is BackendId {
-  return (backendIds as readonly string[]).includes(name);
+  return (selectableBackendIds as readonly string[]).includes(name);
+}
+
+/** Whether `backend` is a Redis Cluster or Sentinel backend. */
+export function isTopologyBackend(backend: BackendId): backend is TopologyBackendId {
+  return (topologyBackendIds as readonly string[]).includes(backend);
 }
 
 /** How a backend is called in tables. */
@@ -26,4 +49,8 @@ export const backendLabels: Readonly<Record<BackendId, string>> = {
   zookeeper: 'ZooKeeper',
   etcd: 'etcd',
   file: 'file system',
+  'redis-cluster': 'Redis Cluster',
+  'redis-cluster-ack': 'Redis Cluster, minReplicas 1',
+  'redis-sentinel': 'Redis Sentinel',
+  'redis-sentinel-ack': 'Redis Sentinel, minReplicas 1',
 };

@@ -9,8 +9,9 @@ import {
   startRedisServers,
   startZooKeeper,
 } from '@lockkit/testkit';
-import type { BackendId } from './backend-ids.js';
+import { type BackendId, isTopologyBackend } from './backend-ids.js';
 import type { ProviderSpec, ProviderTuning } from './provider-spec.js';
+import { type RedisTopologies, startRedisTopologies } from './redis-topologies.js';
 
 /** What the servers are for: their settings differ (see {@link startLab}). */
 export type LabPurpose = 'bench' | 'chaos';
@@ -24,6 +25,8 @@ export interface Lab {
   readonly directory: string;
   /** The servers a backend talks to (empty for `file`). */
   serversOf(backend: BackendId): readonly ServerHandle[];
+  /** The Redis Cluster and Sentinel setups (undefined where not asked for). */
+  readonly topologies: RedisTopologies;
   /** The provider spec of a backend on this lab's servers. */
   specFor(backend: BackendId, tuning: ProviderTuning): ProviderSpec;
   /** Stops every server and removes the directory. */
@@ -71,7 +74,7 @@ export async function startLab(backends: readonly BackendId[], purpose: LabPurpo
     }
   };
   process.once('exit', removeDirectory);
-  const started: ServerHandle[] = [];
+  const started: Pick<ServerHandle, 'stop'>[] = [];
   const track = async <T extends ServerHandle | ServerHandle[]>(start: Promise<T>): Promise<T> => {
     const result = await start;
     started.push(...(Array.isArray(result) ? result : [result]));
@@ -111,6 +114,7 @@ export async function startLab(backends: readonly BackendId[], purpose: LabPurpo
         )
       : Promise.resolve(undefined),
     wants('etcd') ? track(startEtcd(always)) : Promise.resolve(undefined),
+    startRedisTopologies(backends, always.startTimeoutMs, (stop) => started.push({ stop })),
   ]);
   const failure = results.find((result) => result.status === 'rejected');
   if (failure) {
@@ -127,6 +131,7 @@ export async function startLab(backends: readonly BackendId[], purpose: LabPurpo
   const mariadb = value<ServerHandle | undefined>(3);
   const zookeeper = value<ServerHandle | undefined>(4);
   const etcd = value<ServerHandle | undefined>(5);
+  const topologies = value<RedisTopologies>(6);
   const serversOf = (backend: BackendId): readonly ServerHandle[] => {
     const list: Record<BackendId, readonly (ServerHandle | undefined)[]> = {
       redis,
@@ -136,6 +141,10 @@ export async function startLab(backends: readonly BackendId[], purpose: LabPurpo
       zookeeper: [zookeeper],
       etcd: [etcd],
       file: [],
+      'redis-cluster': topologies.cluster?.nodes ?? [],
+      'redis-cluster-ack': topologies.cluster?.nodes ?? [],
+      'redis-sentinel': topologies.sentinel?.servers ?? [],
+      'redis-sentinel-ack': topologies.sentinel?.servers ?? [],
     };
     return list[backend].filter((server): server is ServerHandle => server !== undefined);
   };
@@ -144,10 +153,16 @@ export async function startLab(backends: readonly BackendId[], purpose: LabPurpo
     backends,
     directory,
     serversOf,
+    topologies,
     specFor(backend, tuning) {
+      const topologyUrl = backend.startsWith('redis-cluster')
+        ? topologies.cluster?.url
+        : topologies.sentinel?.url;
       return {
         backend,
-        urls: serversOf(backend).map((server) => server.url),
+        urls: isTopologyBackend(backend)
+          ? [topologyUrl ?? '']
+          : serversOf(backend).map((server) => server.url),
         directory: join(directory, 'locks'),
         tuning,
       };

@@ -12,6 +12,11 @@ export const chaosTimings = {
   fileLeaseMs: 2000,
   /** Redis per-command deadline. */
   commandTimeoutMs: 200,
+  /**
+   * The `-ack` Cluster and Sentinel backends' WAIT bound (bench and chaos): a loopback replica
+   * acknowledges in well under a millisecond, so 100 ms only runs out when a replica is gone.
+   */
+  replicaTimeoutMs: 100,
   /** PostgreSQL and MariaDB keepalive of connections that hold locks. */
   keepaliveIntervalMs: 500,
   keepaliveTimeoutMs: 1000,
@@ -38,6 +43,22 @@ export async function createProvider(spec: ProviderSpec): Promise<ILockProvider>
       const { createRedisLockProvider } = await import('@lockkit/redis');
       return createRedisLockProvider({
         nodes: [...spec.urls],
+        ...(chaos
+          ? { leaseMs: chaosTimings.leaseMs, commandTimeoutMs: chaosTimings.commandTimeoutMs }
+          : {}),
+      });
+    }
+    case 'redis-cluster':
+    case 'redis-cluster-ack':
+    case 'redis-sentinel':
+    case 'redis-sentinel-ack': {
+      const { createRedisLockProvider } = await import('@lockkit/redis');
+      const acknowledged = spec.backend.endsWith('-ack');
+      return createRedisLockProvider({
+        nodes: [url],
+        ...(acknowledged
+          ? { minReplicas: 1, replicaTimeoutMs: chaosTimings.replicaTimeoutMs }
+          : {}),
         ...(chaos
           ? { leaseMs: chaosTimings.leaseMs, commandTimeoutMs: chaosTimings.commandTimeoutMs }
           : {}),

@@ -20,9 +20,12 @@ export async function serverVersion(
         await client.connect();
         const info = await client.info('server');
         const version = /redis_version:(\S+)/.exec(info)?.[1] ?? '?';
-        return backend === 'redlock'
-          ? `Redis ${version} × ${servers.length} independent nodes`
-          : `Redis ${version}`;
+        if (backend === 'redlock') return `Redis ${version} × ${servers.length} independent nodes`;
+        if (backend.startsWith('redis-cluster'))
+          return `Redis ${version} Cluster, ${servers.length / 2} primaries with a replica each`;
+        if (backend.startsWith('redis-sentinel'))
+          return `Redis ${version}, a primary and ${servers.length - 1} replicas under 3 Sentinels`;
+        return `Redis ${version}`;
       } finally {
         client.disconnect();
       }

@@ -5,7 +5,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { backendIds } from '../backends/backend-ids.js';
+import { type BackendId, backendIds } from '../backends/backend-ids.js';
 import { startLab } from '../backends/lab.js';
 import { serverVersion } from '../backends/server-probes.js';
 import { parseCommandLine } from '../support/command-line.js';
@@ -37,7 +37,7 @@ async function main(): Promise<void> {
   progress(`starting servers for ${options.backends.join(', ')}`);
   const lab = await startLab(options.backends, 'bench');
   const results: ContenderResult[] = [];
-  const servers: Partial<Record<(typeof backendIds)[number], string>> = {};
+  const servers: Partial<Record<BackendId, string>> = {};
   try {
     for (const backend of options.backends) {
       servers[backend] = await serverVersion(backend, lab.serversOf(backend)).catch(

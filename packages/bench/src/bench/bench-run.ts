@@ -1,4 +1,4 @@
-import type { BackendId } from '../backends/backend-ids.js';
+import { type BackendId, isTopologyBackend } from '../backends/backend-ids.js';
 import type { Lab } from '../backends/lab.js';
 import { quantile } from '../support/statistics.js';
 import type { ContenderResult, HandoffResult } from './bench-result.js';
@@ -29,7 +29,13 @@ export function contendersFor(backend: BackendId, lab: Lab): Contender[] {
     zookeeper: () => zookeeperPeers(url),
     etcd: () => etcdPeers(url),
     file: () => filePeers(lab.directory),
+    // lockkit alone: the peers take one node or independent nodes, not a topology URL.
+    'redis-cluster': () => [],
+    'redis-cluster-ack': () => [],
+    'redis-sentinel': () => [],
+    'redis-sentinel-ack': () => [],
   };
+  if (isTopologyBackend(backend)) return [lockkitContender(spec)];
   return [lockkitContender(spec), lockkitOtelContender(spec), ...peers[backend]()];
 }
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BackendId } from '../backends/backend-ids.js';
 import type { Lab } from '../backends/lab.js';
+import { topologyOf } from '../backends/redis-topologies.js';
 import type { FaultSet } from '../support/command-line.js';
 import { monotonicMs } from '../support/monotonic-clock.js';
 import { SeededRandom } from '../support/seeded-random.js';
@@ -117,6 +118,8 @@ export async function runChaosBackend(
       bounds: pool.bounds,
       random,
       network: placed.network,
+      topologies: topologyOf(backend, lab.topologies),
+      locks,
       replaceWorker: () => {
         workersStarted += 1;
         replacements.push(

@@ -1,11 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServerHandle } from '@lockkit/testkit';
+import type { RedisTopologies } from '../backends/redis-topologies.js';
 import { monotonicMs } from '../support/monotonic-clock.js';
 import type { SeededRandom } from '../support/seeded-random.js';
 import type { ChaosLedger } from './chaos-ledger.js';
 import type { DeclaredBounds } from './chaos-messages.js';
 import type { ChaosNetwork } from './chaos-network.js';
 import type { FaultKind, FaultWindow } from './fault-kinds.js';
+import { forceFailover, killPrimaryAtGrant } from './topology-faults.js';
 import type { Worker, WorkerPool } from './worker-pool.js';
 
 /** What a fault can reach. */
@@ -15,6 +17,10 @@ export interface FaultContext {
   readonly servers: readonly ServerHandle[];
   readonly bounds: DeclaredBounds;
   readonly random: SeededRandom;
+  /** The lab's Redis Cluster and Sentinel setups (for the topology faults). */
+  readonly topologies: RedisTopologies;
+  /** The run's lock names. */
+  readonly locks: readonly string[];
   /** Starts a replacement for a killed worker (in the background). */
   readonly replaceWorker: () => void;
   /** `--faults network`: the namespaces and relays the workers talk through. */
@@ -86,6 +92,14 @@ export async function injectFault(kind: FaultKind, context: FaultContext): Promi
     recoveryBoundMs = serverBound,
   ): FaultWindow => ({ kind, description, startedAt, clearedAt, pids, recoveryBoundMs });
   const [server] = context.servers;
+  if (kind === 'kill-primary' || kind === 'failover') {
+    const lock = context.random.pick(context.locks);
+    const outcome =
+      kind === 'kill-primary'
+        ? await killPrimaryAtGrant(context.topologies, context.ledger, lock)
+        : await forceFailover(context.topologies, lock);
+    return window(outcome.description, outcome.startedAt, outcome.clearedAt, undefined);
+  }
   if (kind !== 'kill-holder' && kind !== 'stop-holder') await awaitSomeHolder(context);
   switch (kind) {
     case 'kill-holder': {

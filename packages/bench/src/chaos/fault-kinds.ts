@@ -31,7 +31,11 @@ export type FaultKind =
   /** A holder's wall clock jumps 60 s back (its monotonic clock does not); then right again. */
   | 'clock-back-holder'
   /** A worker's wall clock jumps 60 s ahead while others hold; then right again. */
-  | 'clock-ahead-contender';
+  | 'clock-ahead-contender'
+  /** Cluster/Sentinel: SIGKILL the primary of a chaos lock at a grant; its replica is promoted. */
+  | 'kill-primary'
+  /** Cluster/Sentinel: CLUSTER FAILOVER / SENTINEL FAILOVER of a chaos lock's primary. */
+  | 'failover';
 
 /** One injected fault, as the analysis needs it. All times are CLOCK_MONOTONIC ms. */
 export interface FaultWindow {

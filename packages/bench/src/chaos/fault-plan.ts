@@ -3,8 +3,13 @@ import type { SeededRandom } from '../support/seeded-random.js';
 import type { ChaosScenario } from './chaos-messages.js';
 import type { FaultKind } from './fault-kinds.js';
 
-/** The faults that make sense per backend. The quick run injects each once, in this order. */
-const faultsOf: Readonly<Record<BackendId, readonly FaultKind[]>> = {
+const topologyFaults: readonly FaultKind[] = ['kill-primary', 'failover'];
+
+/**
+ * The faults that make sense per backend. The quick run injects each once, in this order.
+ * Redis Cluster and Sentinel: topology faults only (the client faults are the one-node ones).
+ */
+const faultsOf: Readonly<Partial<Record<BackendId, readonly FaultKind[]>>> = {
   redis: [
     'kill-holder',
     'stop-holder',
@@ -47,6 +52,10 @@ const faultsOf: Readonly<Record<BackendId, readonly FaultKind[]>> = {
     'kill-server',
   ],
   file: ['kill-holder', 'stop-holder'],
+  'redis-cluster': topologyFaults,
+  'redis-cluster-ack': topologyFaults,
+  'redis-sentinel': topologyFaults,
+  'redis-sentinel-ack': topologyFaults,
 };
 
 /** Faults left out of the quick run (CI), to keep it within ~30 s per backend. */
@@ -78,6 +87,7 @@ export function faultPlan(
   scenario: ChaosScenario = 'mutex',
 ): FaultKind[] {
   const all = faultsOf[backend];
+  if (!all) throw new Error(`no chaos faults for ${backend} yet`);
   if (quick && scenario === 'election') return [...electionQuick];
   if (quick && (scenario === 'rwlock' || scenario === 'semaphore')) return [...sharedQuick];
   if (quick) return all.filter((kind) => !slowInQuick[backend]?.includes(kind));

@@ -1,4 +1,9 @@
-import { type BackendId, backendIds, isBackendId } from '../backends/backend-ids.js';
+import {
+  type BackendId,
+  backendIds,
+  isBackendId,
+  selectableBackendIds,
+} from '../backends/backend-ids.js';
 import type { ChaosScenario } from '../chaos/chaos-messages.js';
 
 /** Options shared by `pnpm bench` and `pnpm chaos`. */
@@ -77,10 +82,12 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
           .filter(Boolean);
         for (const name of wanted) {
           if (!isBackendId(name)) {
-            throw new Error(`unknown backend "${name}" (known: ${backendIds.join(', ')})`);
+            throw new Error(
+              `unknown backend "${name}" (known: ${selectableBackendIds.join(', ')})`,
+            );
           }
         }
-        backends = backendIds.filter((id) => wanted.includes(id));
+        backends = selectableBackendIds.filter((id) => wanted.includes(id));
         break;
       }
       case '--dump':

@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { topologyBackendIds } from '../src/backends/backend-ids.js';
+import { faultPlan } from '../src/chaos/fault-plan.js';
+import { SeededRandom } from '../src/support/seeded-random.js';
+
+describe('faultPlan for Redis Cluster and Sentinel', () => {
+  for (const backend of topologyBackendIds) {
+    it(`${backend}: every cycle kills a primary and forces a failover, nothing else`, () => {
+      const plan = faultPlan(backend, false, 3, new SeededRandom(7));
+      expect(plan).toHaveLength(6);
+      expect(plan.filter((kind) => kind === 'kill-primary')).toHaveLength(3);
+      expect(plan.filter((kind) => kind === 'failover')).toHaveLength(3);
+    });
+
+    it(`${backend}: the quick plan injects each topology fault once`, () => {
+      expect(faultPlan(backend, true, 5, new SeededRandom(1)).sort()).toEqual([
+        'failover',
+        'kill-primary',
+      ]);
+    });
+  }
+
+  it('the same seed gives the same order', () => {
+    const once = faultPlan('redis-cluster', false, 4, new SeededRandom(3));
+    expect(faultPlan('redis-cluster', false, 4, new SeededRandom(3))).toEqual(once);
+  });
+});
