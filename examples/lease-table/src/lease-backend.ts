@@ -58,6 +58,7 @@ export class LeaseTableBackend implements LockBackend<LeaseGrant> {
     this.pollIntervalMs = pollIntervalMs;
     this.capabilities = Object.freeze({
       crossProcess: true,
+      handOver: false, // no exportGrant/resumeGrant (docs/writing-a-backend.md, "Hand-over")
       leases: true,
       minLeaseMs: Number.POSITIVE_INFINITY, // one lease length, set on the provider
       weightedPermits: false,

@@ -115,6 +115,15 @@ describe('overlaps of a semaphore', () => {
       'release-lied',
     ]);
   });
+
+  it('a newer permit whose own release() resolved false does not make an older true one a lie', () => {
+    // A process whose wall clock is off claims the others' fresh permit markers as stale;
+    // the displaced holder believes until it notices (inside the detection window) and its
+    // release() says false. The holder whose marker stayed in place says true, honestly.
+    const displaced = { ...held(2, 2n, 120, 300), releaseResult: false as const };
+    const grants = [held(1, 1n, 100, 200), displaced, held(3, 3n, 130, 300)];
+    expect(releaseViolations(grants, 0, { capacity: 2 }, none)).toEqual([]);
+  });
 });
 
 describe('stale writes of shared primitives', () => {

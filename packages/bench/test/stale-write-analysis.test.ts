@@ -39,6 +39,20 @@ describe('staleWrites', () => {
     expect(violations).toEqual([]);
   });
 
+  it('two grants in flight together are ordered by token, not by which reply came back first', () => {
+    // The takeover (token 6) returned 0.5 ms before the displaced holder's own grant (token 5,
+    // asked for earlier) did; the fence accepted the displaced holder's claim first.
+    const ledger = run([
+      { pid: 1, token: 5n, type: 'enter', at: 100.5 },
+      { pid: 2, token: 6n, type: 'enter', at: 100 },
+      { pid: 2, token: 6n, type: 'write', at: 103 },
+      { pid: 1, token: 5n, type: 'write', at: 104 },
+    ]);
+    const { counts, violations } = staleWrites(ledger.grants.values(), 0);
+    expect(violations).toEqual([]);
+    expect(counts).toEqual({ accepted: 0, refused: 1 });
+  });
+
   it('a repeated epoch lets the stale leader’s write through: a violation', () => {
     const ledger = run([
       { pid: 1, token: 5n, type: 'enter', at: 10 },

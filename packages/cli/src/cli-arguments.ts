@@ -3,6 +3,7 @@ import type {
   CommandName,
   DemoCommand,
   Environment,
+  ForceReleaseCommand,
   InspectCommand,
   Invocation,
 } from './invocation.js';
@@ -23,13 +24,14 @@ export type {
   DemoCommand,
   ElectCommand,
   Environment,
+  ForceReleaseCommand,
   InspectCommand,
   Invocation,
   LockTarget,
   RunCommand,
 } from './invocation.js';
 
-const commandNames: readonly CommandName[] = ['run', 'elect', 'inspect', 'demo'];
+const commandNames: readonly CommandName[] = ['run', 'elect', 'inspect', 'force-release', 'demo'];
 
 /**
  * Parses `process.argv.slice(2)`; throws {@link UsageError} for anything it cannot use. The
@@ -67,6 +69,7 @@ export function parseCommandLine(
   if (first === 'run') return parseRun(rest, environment);
   if (first === 'elect') return parseElect(rest, environment);
   if (first === 'inspect') return parseInspect(rest, environment);
+  if (first === 'force-release') return parseForceRelease(rest, environment);
   return parseDemo(rest);
 }
 
@@ -89,6 +92,27 @@ function parseInspect(args: readonly string[], environment: Environment): Inspec
     url: lockUrlFrom('inspect', { argument: url, urlFile }, environment),
     name,
     target: lockTarget,
+    json: values['json'] === true,
+  };
+}
+
+function parseForceRelease(args: readonly string[], environment: Environment): ForceReleaseCommand {
+  const { values, positionals } = parse(args, {
+    ...targetOptions,
+    ...urlFileOption,
+    json: { type: 'boolean' },
+    yes: { type: 'boolean', short: 'y' },
+  });
+  const lockTarget = target(values);
+  const urlFile = stringValue(values, 'url-file');
+  checkUrlFileOption(urlFile);
+  const { url, name } = urlAndName('force-release', positionals);
+  return {
+    command: 'force-release',
+    url: lockUrlFrom('force-release', { argument: url, urlFile }, environment),
+    name,
+    target: lockTarget,
+    yes: values['yes'] === true,
     json: values['json'] === true,
   };
 }

@@ -7,13 +7,16 @@ Usage:
   lockkit run [<url>] <name> [options] -c "<shell command>"
   lockkit elect [<url>] <name> [options] -- <command> [args…]
   lockkit inspect [<url>] <name> [--shared | --exclusive | --semaphore <n>] [--json]
+  lockkit force-release [<url>] <name> [--shared | --exclusive | --semaphore <n>] --yes
   lockkit demo [url]
   lockkit help [command]     lockkit --version
 
 Commands:
   run       Run a command while holding a lock, like flock(1) but across machines.
   elect     Run a long-lived command only while elected leader; campaign again on loss.
-  inspect   Show who holds a lock, where the backend can tell.
+  inspect   Show who holds a lock: holders with token, owner and since; waiters; free permits.
+  force-release
+            Break every current hold of a stuck lock (an operator's break; needs --yes).
   demo      Four processes sell 10 items under a lock; shows fencing tokens at work.
 
 Lock URLs (install the backend package next to lockkit):
@@ -30,7 +33,7 @@ Lock URLs (install the backend package next to lockkit):
   memory:                              this process only, for trying things out
   Provider options go in the query: file:///var/lock/myapp?leaseMs=10000&namespace=billing
 
-The URL may be left out of run, elect and inspect: then --url-file <file> (a file holding the URL)
+The URL may be left out of run, elect, inspect and force-release: then --url-file <file> (a file holding the URL)
 gives it, or else the LOCKKIT_URL environment variable. Both keep passwords out of ps.
 
 Run 'lockkit help run' for the exit codes and what the command sees.
@@ -152,17 +155,33 @@ const inspect = `lockkit inspect [<url>] <name> [--shared | --exclusive | --sema
                 [--url-file <file>]
 
 Shows who holds the lock <name> (the mutex, or with --shared/--exclusive the read-write lock,
-or with --semaphore <n> the semaphore of n permits), as far as the backend can tell:
-  file        holder process id and host, last heartbeat, last fencing token
-  postgres    holder sessions (backend pid, application name, client address) and waiters
-  mysql       holder sessions (connection id, user, host)
-  etcd        holders and waiters in queue order (process id and host, lease, fencing token)
-  redis, zookeeper, memory   cannot tell who holds a lock (the command says why)
-It only reads: it never takes or changes the lock. The URL comes from the argument,
---url-file or LOCKKIT_URL, as for run.
+or with --semaphore <n> the semaphore of n permits), through the backend's inspect(): each
+hold with its kind, fencing token, owner label (the holder's ?owner=, default <host>:<pid>),
+since when it is held and when its lease ends; how many wait, where the server registers
+waiters (not on Redis, whose waiters wait for a notification); free permits of a semaphore.
+Every backend answers. It only reads: it never takes or changes the lock. The URL comes from
+the argument, --url-file or LOCKKIT_URL, as for run.
 
 Exit status: 0 (the report was printed), 64 usage error, 66 --url-file unusable, 69 the
-server cannot be reached or refuses (or the lock directory does not exist), 70 internal error.
+server cannot be reached or refuses, 70 internal error.
+`;
+
+const forceRelease = `lockkit force-release [<url>] <name> [--shared | --exclusive | --semaphore <n>] --yes
+                      [--json] [--url-file <file>]
+
+An operator's break for a stuck lock (a hung holder, a lease set too long): ends every
+current hold of the lock, whoever holds it. Each broken holder's signal aborts within the
+backend's declared bound (lockkit run then stops its command, exit 76), its late release is
+refused, and the next holder gets a higher fencing token. Waiters stay queued; the first is
+granted. Without --yes it refuses and changes nothing. It prints the holders it breaks
+(as inspect does), then how many it broke.
+
+Exit status: 0 (done, also when nothing was held), 64 usage error or no --yes, 66
+--url-file unusable, 69 the server cannot be reached or refuses, 70 internal error.
+
+Example:
+  lockkit inspect postgres://ops@db/app nightly-report
+  lockkit force-release postgres://ops@db/app nightly-report --yes
 `;
 
 const demo = `lockkit demo [url]
@@ -184,6 +203,7 @@ export function helpText(topic: CommandName | undefined): string {
   if (topic === 'run') return run;
   if (topic === 'elect') return elect;
   if (topic === 'inspect') return inspect;
+  if (topic === 'force-release') return forceRelease;
   if (topic === 'demo') return demo;
   return overview;
 }

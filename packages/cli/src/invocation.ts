@@ -6,7 +6,7 @@ export type LockTarget =
   | { readonly kind: 'semaphore'; readonly maxCount: number };
 
 /** The sub-commands. */
-export type CommandName = 'run' | 'elect' | 'inspect' | 'demo';
+export type CommandName = 'run' | 'elect' | 'inspect' | 'force-release' | 'demo';
 
 /** `lockkit run`. */
 export interface RunCommand {
@@ -54,6 +54,18 @@ export interface InspectCommand {
   readonly json: boolean;
 }
 
+/** `lockkit force-release`. */
+export interface ForceReleaseCommand {
+  readonly command: 'force-release';
+  /** The lock URL, from the command line, `--url-file` or `LOCKKIT_URL`. */
+  readonly url: string;
+  readonly name: string;
+  readonly target: LockTarget;
+  /** `--yes`: the operator confirmed; without it the command refuses (exit 64). */
+  readonly yes: boolean;
+  readonly json: boolean;
+}
+
 /** `lockkit demo`. */
 export interface DemoCommand {
   readonly command: 'demo';
@@ -67,6 +79,7 @@ export type Invocation =
   | RunCommand
   | ElectCommand
   | InspectCommand
+  | ForceReleaseCommand
   | DemoCommand;
 
 /** The environment variables lockkit reads (`process.env` by default). */

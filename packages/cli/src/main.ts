@@ -44,6 +44,10 @@ export async function main(
         const { inspectCommand } = await import('./commands/inspect-command.js');
         return await inspectCommand(invocation, output);
       }
+      case 'force-release': {
+        const { forceReleaseCommand } = await import('./commands/inspect-command.js');
+        return await forceReleaseCommand(invocation, output);
+      }
       case 'demo': {
         const { demoCommand } = await import('./commands/demo-command.js');
         return await demoCommand(invocation, output);
@@ -75,7 +79,8 @@ async function report(
   }
   if (failure.exitCode === exitCodes.usage) {
     const topic =
-      command === 'run' || command === 'elect' || command === 'inspect' || command === 'demo'
+      command !== undefined &&
+      ['run', 'elect', 'inspect', 'force-release', 'demo'].includes(command)
         ? ` ${command}`
         : '';
     output.say(`${failure.message}\nRun 'lockkit help${topic}' for usage.`);

@@ -1,6 +1,9 @@
 import { setupServers } from '@lockkit/testkit';
 import type { TestProject } from 'vitest/node';
 
-/** A throwaway PostgreSQL, MariaDB and etcd (or the LOCKKIT_*_URL ones); files need no server. */
+/**
+ * Throwaway servers of every backend (or the LOCKKIT_*_URL ones): three Redis nodes (one alone,
+ * all three as Redlock), PostgreSQL, MariaDB, ZooKeeper and etcd; files need no server.
+ */
 export default (project: TestProject): Promise<() => Promise<void>> =>
-  setupServers(project, { postgres: true, mariadb: true, etcd: true });
+  setupServers(project, { redis: 3, postgres: true, mariadb: true, zookeeper: true, etcd: true });

@@ -35,7 +35,6 @@ describe('the lock URL', () => {
     expect(inspected.stdout).toContain(
       `lock "job" on ${lockDirectory('env')} (file backend): free`,
     );
-    expect(inspected.stdout).toContain('last fencing token: 1');
   });
 
   it('comes from --url-file (its trailing newline dropped), which wins over LOCKKIT_URL', async () => {
@@ -53,7 +52,8 @@ describe('the lock URL', () => {
     const inspected = await lockkitWith({}, 'inspect', '--url-file', path, 'job', '--json');
     expect(JSON.parse(inspected.stdout)).toMatchObject({
       url: lockDirectory('from-file'),
-      lastFencingToken: '1',
+      backend: 'file',
+      held: false,
     });
   });
 

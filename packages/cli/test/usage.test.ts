@@ -116,16 +116,19 @@ describe('lockkit: help, version and usage errors', () => {
 
   it.each([
     ['PostgreSQL', 'postgres://app:hunter2@127.0.0.1:1/app'],
-    ['MySQL', 'mysql://app:hunter2@127.0.0.1:1/app'],
+    ['Redis', 'redis://:hunter2@127.0.0.1:1'],
   ])(
     'inspect on an unreachable %s: 69, one line naming the address, no stack trace',
     async (server, url) => {
       const result = await lockkit('inspect', url, 'x');
       expect(result.code).toBe(69);
       expect(result.stdout).toBe('');
-      expect(result.stderr).toBe(
-        `lockkit: backend unavailable: ${server} at 127.0.0.1:1: connect ECONNREFUSED 127.0.0.1:1\n`,
+      expect(result.stderr).toMatch(
+        new RegExp(
+          `^lockkit: backend unavailable: [^\n]*${server}[^\n]*127\\.0\\.0\\.1:1[^\n]*\n$`,
+        ),
       );
+      expect(result.stderr).not.toContain('hunter2');
     },
   );
 

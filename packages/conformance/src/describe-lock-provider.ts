@@ -5,6 +5,8 @@ import { compositeCases } from './cases/composite.js';
 import { crossProcessCases } from './cases/cross-process.js';
 import { electionCases } from './cases/election.js';
 import { exclusionCases } from './cases/exclusion.js';
+import { handOverCases } from './cases/hand-over.js';
+import { inspectionCases } from './cases/inspection.js';
 import { leakCases } from './cases/leaks.js';
 import { leaseControlCases } from './cases/lease-control.js';
 import { lostAndFencingCases } from './cases/lost-and-fencing.js';
@@ -17,6 +19,7 @@ import { readWriteWaitingCases } from './cases/read-write-waiting.js';
 import { semaphoreCases } from './cases/semaphore.js';
 import { timingCases } from './cases/timing.js';
 import { timingBoundCases } from './cases/timing-bounds.js';
+import { upgradeableCases } from './cases/upgradeable.js';
 import { waiterCases } from './cases/waiters.js';
 import { weightedPermitCases } from './cases/weighted-permits.js';
 import type { ConformanceOptions } from './options.js';
@@ -39,7 +42,8 @@ export function describeLockProvider(options: ConformanceOptions): void {
     it('declares its backend id and capabilities', () => {
       expect(typeof backend).toBe('string');
       expect(backend.length).toBeGreaterThan(0);
-      for (const key of ['crossProcess', 'leases', 'fifo', 'weightedPermits'] as const) {
+      const flags = ['crossProcess', 'leases', 'fifo', 'weightedPermits', 'handOver'] as const;
+      for (const key of flags) {
         expect(typeof capabilities[key]).toBe('boolean');
       }
       expect(capabilities.minLeaseMs).toBeGreaterThan(0);
@@ -64,10 +68,13 @@ export function describeLockProvider(options: ConformanceOptions): void {
     }
     readWriteCases(fx);
     readWriteWaitingCases(fx);
+    upgradeableCases(fx, capabilities.inspection === true);
     orderingCases(fx, capabilities.fifo, capabilities.leases);
     semaphoreCases(fx);
     weightedPermitCases(fx, capabilities.weightedPermits === true);
     leaseControlCases(fx, capabilities.minLeaseMs ?? Number.POSITIVE_INFINITY, capabilities.leases);
+    handOverCases(fx, capabilities.handOver === true);
+    inspectionCases(fx, capabilities.inspection === true, capabilities.weightedPermits === true);
     compositeCases(fx);
     electionCases(fx, capabilities.crossProcess);
     leakCases(fx);

@@ -1,3 +1,4 @@
+export { type ApiFuzzOptions, fuzzApiSequences } from './api-fuzz.js';
 export { type ChildHolder, spawnHolder } from './child/spawn-holder.js';
 export { describeLockProvider } from './describe-lock-provider.js';
 export type {

@@ -54,6 +54,11 @@ export interface ProviderOptions {
    * them never to exclude each other, so a factory must pass it on.
    */
   readonly namespace?: string;
+  /**
+   * The provider's owner label (the provider option every backend takes since
+   * `inspect()`); the inspection cases check that holds report it. Pass it on.
+   */
+  readonly owner?: string;
 }
 
 /** Options of {@link describeLockProvider}. */

@@ -19,7 +19,8 @@ export type AcquireTarget =
 
 /**
  * The handle of a composite acquire. `validUntil` is the earliest of the members'; `extend()`
- * extends every member (each must be on a backend whose lease is chosen per hold).
+ * extends every member (each must be on a backend whose lease is chosen per hold); `export()`
+ * is an `InvalidArgumentError` (export the member handles one by one).
  */
 export interface CompositeLockHandle extends LockHandle {
   /** The member handles, in acquisition (global) order. */
@@ -168,6 +169,9 @@ function composite(handles: readonly LockHandle[]): CompositeLockHandle {
     extend: async (ms?: number) =>
       (await Promise.all(handles.map((handle) => handle.extend(ms)))).every(Boolean),
     release,
+    export: () => {
+      throw new InvalidArgumentError('A composite handle cannot be exported: export its handles');
+    },
     [Symbol.asyncDispose]: () => release().then(() => undefined),
   };
 }

@@ -35,6 +35,7 @@
  *
  * @module
  */
+import type { BackendLockState } from './lock-state.js';
 import type { Capabilities, LockKind } from './types.js';
 
 /** One acquire request, as the backend sees it. */
@@ -59,7 +60,15 @@ export interface LockRequest {
   readonly leaseMs?: number | undefined;
   /** The caller's `autoExtend` for this hold (same rule); `undefined`: the backend's default. */
   readonly autoExtend?: boolean | undefined;
+  /**
+   * The provider's owner label (`owner` option, default `<hostname>:<pid>`), set by core on
+   * every request. Backends record it with the hold, with the grant time, for `inspect()`.
+   */
+  readonly owner?: string | undefined;
 }
+
+/** A backend's own part of a hand-over token (see `LockBackend.exportGrant`). */
+export type GrantData = Readonly<Record<string, string | number | boolean>>;
 
 /** What a backend returns when it has granted a lock. Extend it with backend state. */
 export interface Grant {
@@ -169,6 +178,44 @@ export interface LockBackend<G extends Grant = Grant> {
     grant: G,
     lose: (reason: string, cause?: unknown) => void,
   ): () => void;
+
+  /**
+   * Hand-over (`capabilities.handOver`): what another provider needs to continue this grant,
+   * as JSON-safe values (the fencing token and the request travel with it in core's token).
+   * Called synchronously when the handle is exported: from then on this provider never
+   * extends, monitors or releases the grant, so free any local state it keeps for it.
+   */
+  exportGrant?(request: LockRequest, grant: G): GrantData;
+
+  /**
+   * Hand-over: checks on the server that the hold described by `data` (from `exportGrant`,
+   * possibly forged) is still that owner's, and continues it as this provider's grant (e.g.
+   * extends its lease once to `durationMs`, the length the exporter extended it to). Resolves
+   * `null` when the hold is gone or not that owner's; rejects with `BackendUnavailableError`
+   * when the server cannot be reached. `fencingToken` is the exported one (check it as well).
+   */
+  resumeGrant?(
+    request: LockRequest,
+    data: GrantData,
+    fencingToken: bigint,
+    durationMs: number | undefined,
+  ): Promise<G | null>;
+
+  /**
+   * Reads one lock's holds (and its waiters, where the server registers them) for
+   * `lock.inspect()`. `request.kind` is `write` for a read-write lock (report its readers and
+   * writer), and `request.maxCount` is the caller's. Reads only: never changes the lock.
+   */
+  inspect?(request: LockRequest): Promise<BackendLockState>;
+
+  /**
+   * The operator's break (`lock.forceRelease()`): ends every current hold of the lock so that
+   * each holder's `monitor` or next extension reports the loss within
+   * `capabilities.lostDetectionMs`, its release resolves `false`, and the fencing counter is
+   * untouched (the next grant's token is higher). Leaves waiters queued. Resolves the number
+   * of holds broken. Same `request` convention as {@link inspect}.
+   */
+  forceRelease?(request: LockRequest): Promise<number>;
 
   /**
    * Closes what the backend owns (never an injected client). Called once, after handles are

@@ -21,6 +21,19 @@ export interface Capabilities {
    * Where false, `permits` other than 1 is an `InvalidArgumentError`.
    */
   readonly weightedPermits: boolean;
+  /**
+   * A held handle can be handed over to another provider or process: `handle.export()` gives
+   * an opaque token, and the primitive's `resume(token)` there continues the same hold (same
+   * fencing token). True where the hold is server state identified by an owner id, not a
+   * connection or session (Redis, etcd). Where false, `export()` and `resume()` are an
+   * `InvalidArgumentError` before any I/O.
+   */
+  readonly handOver: boolean;
+  /**
+   * `lock.inspect()` and `lock.forceRelease()` work (docs/contract.md, "Inspection and
+   * force-release"). Absent or false: both reject with `InvalidArgumentError`.
+   */
+  readonly inspection?: boolean;
   /** Waiters are granted strictly in arrival order. */
   readonly fifo: boolean;
   /**

@@ -9,11 +9,14 @@ import type { LockHandle, LockKind } from './types.js';
 export const channelNames = {
   /** A wait began (the first attempt did not succeed and the caller is willing to wait). */
   wait: 'lockkit:wait',
-  /** A lock was granted (`handle`; `waitedMs` since the acquire call, `waitStartMs` if it waited). */
+  /**
+   * A lock was granted (`handle`; `waitedMs` since the acquire call, `waitStartMs` if it
+   * waited), or a handed-over hold was resumed (`waitedMs` since the `resume()` call).
+   */
   acquire: 'lockkit:acquire',
   /** An acquire gave up (`outcome`: 'timeout' | 'aborted' | 'error'; `waitedMs`, `waitStartMs`). */
   acquireFailed: 'lockkit:acquire-failed',
-  /** A handle was released (`stillHeld` as returned to the caller). */
+  /** A handle was released (`stillHeld` as returned to the caller), or exported (`false`). */
   release: 'lockkit:release',
   /** A lease extension finished (`ok`). */
   extend: 'lockkit:extend',

@@ -9,6 +9,7 @@
  */
 export type {
   Grant,
+  GrantData,
   LeaseInfo,
   LockBackend,
   LockRequest,
@@ -16,6 +17,7 @@ export type {
   WaitContext,
 } from './backend.js';
 export { leadershipHandle } from './election/leadership-term.js';
+export { defaultOwnerLabel } from './inspection.js';
 export {
   base32,
   int64Key,
@@ -28,7 +30,12 @@ export {
   readableKey,
 } from './keys.js';
 export { grantOf } from './lock-handle.js';
-export { LockProvider, type LockProviderOptions } from './lock-provider.js';
+export {
+  LockProvider,
+  type LockProviderOptions,
+  PROVIDER_OPTION_KEYS,
+} from './lock-provider.js';
+export type { BackendLockState, LockHolder } from './lock-state.js';
 export { MemoryBackend, type MemoryGrant } from './memory/memory-lock-provider.js';
 export { grantBehind } from './name-prefix.js';
 export {

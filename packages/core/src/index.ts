@@ -29,6 +29,7 @@ export {
 export { LockLostError } from './errors/lock-lost-error.js';
 export { LockTimeoutError } from './errors/lock-timeout-error.js';
 export { ProviderClosedError } from './errors/provider-closed-error.js';
+export type { LockAdministration, LockHolder, LockState } from './lock-state.js';
 export {
   createMemoryLockProvider,
   MemoryLockProvider,
@@ -55,4 +56,10 @@ export type {
   LockKind,
   SemaphoreAcquireOptions,
 } from './types.js';
+export {
+  createUpgradeableReadWriteLock,
+  type IUpgradeableReadWriteLock,
+  type UpgradeableLockHandle,
+  upgradeGateName,
+} from './upgradeable-lock.js';
 export { MAX_COUNT, MAX_TIMEOUT_MS } from './validation.js';

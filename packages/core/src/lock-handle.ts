@@ -1,15 +1,13 @@
 import type { Grant, LockBackend, LockRequest } from './backend.js';
 import { type LockEvent, type LockLostReason, publish } from './diagnostics.js';
 import { LockLostError } from './errors/lock-lost-error.js';
+import { exportToken, notExportable } from './hand-over.js';
 import { type Deadline, DeadlineTimer, now } from './timing.js';
 import type { LockHandle, LockKind } from './types.js';
 import { assertLeaseControl, validateLeaseMs } from './validation.js';
 
-/**
- * Every handle's next lease extension, on one timer (never keeping the process alive). A hold
- * that ends before its first extension only adds and deletes an entry; a sweep runs at most
- * every 10 ms, so an extension may start up to 10 ms late (it is due at a third of the lease).
- */
+/** Every handle's next lease extension, on one timer (never keeping the process alive); a
+ * hold that ends before it only adds and deletes an entry; sweeps at most every 10 ms. */
 const extensions = new DeadlineTimer({ keepAlive: false, resolutionMs: 10 });
 
 /** The lock fields of a handle's diagnostics events. */
@@ -20,10 +18,8 @@ type HandleEvent = Required<
 /** Reads a handle's request and grant (set by ManagedHandle's static block). */
 let entryOf: (handle: LockHandle) => { request: LockRequest; grant: Grant } | undefined;
 
-/**
- * The backend grant behind a handle created by core. For backend test hooks (fault
- * injection: "delete this grant's key"); application code never needs it.
- */
+/** The backend grant behind a handle created by core, for backend test hooks (fault
+ * injection: "delete this grant's key"); application code never needs it. */
 export function grantOf<G extends Grant = Grant>(
   handle: LockHandle,
 ): { request: LockRequest; grant: G } {
@@ -33,9 +29,8 @@ export function grantOf<G extends Grant = Grant>(
 }
 
 /**
- * A held lock: owns its lost signal, lease extension and expiry timers, session monitor and
- * the idempotent, ownership-checked release. The only handle implementation; backends never
- * write one.
+ * A held lock: owns its lost signal, lease extension and expiry timers, session monitor, the
+ * idempotent, ownership-checked release and export. The only handle implementation.
  */
 export class ManagedHandle<G extends Grant> implements LockHandle {
   readonly name: string;
@@ -72,8 +67,7 @@ export class ManagedHandle<G extends Grant> implements LockHandle {
   }
 
   static {
-    // Private fields instead of a WeakMap entry per handle (a WeakMap set costs more than
-    // the rest of the constructor).
+    // Private fields, not a WeakMap entry per handle (a set costs more than the constructor).
     entryOf = (handle) =>
       #request in handle ? { request: handle.#request, grant: handle.#grant } : undefined;
   }
@@ -88,8 +82,8 @@ export class ManagedHandle<G extends Grant> implements LockHandle {
 
   get validUntil(): number {
     if (this.#isDone()) return 0;
-    const validUntil = this.#validUntil;
-    return validUntil === Number.POSITIVE_INFINITY ? validUntil : Date.now() + (validUntil - now());
+    const until = this.#validUntil;
+    return until === Number.POSITIVE_INFINITY ? until : Date.now() + (until - now());
   }
 
   async extend(ms?: number): Promise<boolean> {
@@ -116,10 +110,20 @@ export class ManagedHandle<G extends Grant> implements LockHandle {
     return this.release().then(() => undefined);
   }
 
-  /**
-   * Aborts the signal with LockLostError (once) and stops background work. `why` is the
-   * error's text, `reason` its category on `lockkit:lost` (a backend's report is `revoked`).
-   */
+  /** Hands the hold over (hand-over.ts): this handle lets go of it without releasing it. */
+  export(): string {
+    if (this.#isDone()) throw notExportable(this.name, this.#lostReason);
+    const duration = this.#grant.lease ? this.#durationMs : undefined;
+    const token = exportToken(this.#backend, this.#request, this.#grant, duration);
+    this.#stop();
+    this.#release = Promise.resolve(false); // done: validUntil 0, no extension, no release
+    publish('release', () => ({ ...this.#event(), stillHeld: false })); // this process let go
+    this.#onDone();
+    return token;
+  }
+
+  /** Aborts the signal with LockLostError (once) and stops background work. `why` is the
+   * error's text, `reason` its category on `lockkit:lost` (a backend's report: `revoked`). */
   lose(why: string, cause?: unknown, reason: LockLostReason = 'revoked'): void {
     if (this.#release !== undefined || this.#lostReason) return;
     const error = new LockLostError(this.name, why, cause);
@@ -132,13 +136,11 @@ export class ManagedHandle<G extends Grant> implements LockHandle {
   #start(): void {
     const { lease } = this.#grant;
     if (lease) {
-      // An extended lease arms its expiry timer only while an extension is due and not yet
-      // confirmed (from the moment one starts until one succeeds): most holds end before
-      // their first extension, so they never arm it. A fixed lease arms it now.
+      // An extended lease arms its expiry timer only from an extension's start until one
+      // succeeds (most holds end before their first, never arming it); a fixed one now.
       this.#validUntil = lease.validUntil;
       this.#durationMs = lease.durationMs;
-      // The first extension is due when two thirds of the lease remain (read off validUntil,
-      // not the clock: the grant was measured just now).
+      // The first extension is due when two thirds of the lease remain (off validUntil).
       if (lease.autoExtend && this.#backend.extend) {
         this.#extendAt(lease.validUntil - (lease.durationMs * 2) / 3);
       } else this.#armExpiry(lease.validUntil);
@@ -230,8 +232,7 @@ export class ManagedHandle<G extends Grant> implements LockHandle {
 
   /**
    * One backend extension to `durationMs`: true once confirmed (the lease's end moved on),
-   * false if the hold is gone (then lost) or was released meanwhile; rejects on a transport
-   * failure.
+   * false if the hold is gone (then lost) or was let go of meanwhile; rejects on a failure.
    */
   async #renew(durationMs: number): Promise<boolean> {
     const extend = this.#backend.extend as NonNullable<LockBackend<G>['extend']>;

@@ -8,8 +8,18 @@ import { ElectionRegistry } from './election/election-registry.js';
 import { InvalidArgumentError } from './errors/invalid-argument-error.js';
 import { LockAbortedError } from './errors/lock-aborted-error.js';
 import { ProviderClosedError } from './errors/provider-closed-error.js';
+import { resumeHandle } from './hand-over.js';
+import { InFlight } from './in-flight.js';
+import { defaultOwnerLabel, forceReleaseLock, inspectLock } from './inspection.js';
 import { ManagedHandle } from './lock-handle.js';
-import { type AcquireFunction, DistributedLock, ReadWriteLock, Semaphore } from './primitives.js';
+import { stringOption } from './option-validation.js';
+import {
+  type AcquireFunction,
+  type AdminFunctions,
+  DistributedLock,
+  ReadWriteLock,
+  Semaphore,
+} from './primitives.js';
 import type {
   Capabilities,
   ElectionOptions,
@@ -18,6 +28,7 @@ import type {
   ILockProvider,
   IReadWriteLock,
   ISemaphore,
+  LockKind,
 } from './types.js';
 import { validateAcquireOptions, validateMaxCount, validateName } from './validation.js';
 
@@ -28,7 +39,16 @@ export interface LockProviderOptions {
    * @defaultValue ''
    */
   readonly namespace?: string | undefined;
+  /**
+   * A label recorded with every hold this provider makes, reported by `lock.inspect()` (for
+   * people and dashboards; not an identity check).
+   * @defaultValue `<hostname>:<pid>`
+   */
+  readonly owner?: string | undefined;
 }
+
+/** The option keys every provider accepts: backends add them to their own list. */
+export const PROVIDER_OPTION_KEYS: readonly string[] = Object.freeze(['namespace', 'owner']);
 
 /**
  * The one {@link ILockProvider} implementation: wraps a {@link LockBackend} and applies the
@@ -38,6 +58,8 @@ export class LockProvider<G extends Grant = Grant> implements ILockProvider {
   readonly backend: string;
   readonly capabilities: Capabilities;
   readonly namespace: string;
+  /** The label recorded with every hold (`owner` option). */
+  readonly owner: string;
   readonly #backend: LockBackend<G>;
   readonly #handles = new HandleList<G>();
   readonly #waits = new Map<Stoppable, LockRequest>();
@@ -45,6 +67,7 @@ export class LockProvider<G extends Grant = Grant> implements ILockProvider {
   /** Backend calls core started that have not settled (close() waits for them). */
   readonly #inFlight = new InFlight();
   readonly #acquire: AcquireFunction;
+  readonly #admin: AdminFunctions;
   #closing: Promise<void> | undefined;
 
   constructor(backend: LockBackend<G>, options: LockProviderOptions = {}) {
@@ -56,6 +79,8 @@ export class LockProvider<G extends Grant = Grant> implements ILockProvider {
     this.backend = backend.backend;
     this.capabilities = Object.freeze({ ...backend.capabilities });
     this.namespace = namespace;
+    const owner = stringOption('owner', options.owner, defaultOwnerLabel());
+    this.owner = owner;
     const host = this.#host();
     // A plain function, not an async one: returning the policy's promise from an async
     // function would cost every acquire two more promise jobs. Errors become rejections.
@@ -72,12 +97,13 @@ export class LockProvider<G extends Grant = Grant> implements ILockProvider {
         );
         const request: LockRequest =
           valid.permits === undefined
-            ? { name, namespace, kind, maxCount }
+            ? { name, namespace, kind, maxCount, owner }
             : {
                 name,
                 namespace,
                 kind,
                 maxCount,
+                owner,
                 permits: valid.permits,
                 leaseMs: valid.leaseMs,
                 autoExtend: valid.autoExtend,
@@ -87,21 +113,39 @@ export class LockProvider<G extends Grant = Grant> implements ILockProvider {
         return Promise.reject(error);
       }
     };
+    const admin = (kind: LockKind, name: string, maxCount: number): LockRequest => {
+      this.#assertOpen();
+      return { name, namespace, kind, maxCount, owner };
+    };
+    // On the books like every backend call, so close() closes the backend only after them.
+    this.#admin = {
+      inspect: async (kind, name, maxCount) =>
+        this.#track(inspectLock(backend, admin(kind, name, maxCount))),
+      forceRelease: async (kind, name, maxCount) =>
+        this.#track(forceReleaseLock(backend, admin(kind, name, maxCount))),
+      resume: (kinds, name, maxCount, token) =>
+        resumeHandle({ ...host, namespace, owner }, { kinds, name, maxCount }, token),
+    };
   }
 
   createLock(name: string): IDistributedLock {
     this.#assertOpen();
-    return new DistributedLock(this.#acquire, validateName(name));
+    return new DistributedLock(this.#acquire, this.#admin, validateName(name));
   }
 
   createReadWriteLock(name: string): IReadWriteLock {
     this.#assertOpen();
-    return new ReadWriteLock(this.#acquire, validateName(name));
+    return new ReadWriteLock(this.#acquire, this.#admin, validateName(name));
   }
 
   createSemaphore(name: string, maxCount: number): ISemaphore {
     this.#assertOpen();
-    return new Semaphore(this.#acquire, validateName(name), validateMaxCount(maxCount));
+    return new Semaphore(
+      this.#acquire,
+      this.#admin,
+      validateName(name),
+      validateMaxCount(maxCount),
+    );
   }
 
   createElection(name: string, options?: ElectionOptions): IElection {
@@ -140,6 +184,11 @@ export class LockProvider<G extends Grant = Grant> implements ILockProvider {
     await this.#backend.close();
   }
 
+  #track<T>(work: Promise<T>): Promise<T> {
+    this.#inFlight.add(work);
+    return work;
+  }
+
   #assertOpen(): void {
     if (this.#closing) throw new ProviderClosedError(this.backend);
   }
@@ -172,10 +221,7 @@ export class LockProvider<G extends Grant = Grant> implements ILockProvider {
         node = handles.add(handle);
         return handle;
       },
-      track: (work) => {
-        this.#inFlight.add(work);
-        return work;
-      },
+      track: (work) => this.#track(work),
       discard: (request, grant) => {
         const cleanup = this.#backend.release(request, grant).then(
           () => undefined,
@@ -195,40 +241,6 @@ export class LockProvider<G extends Grant = Grant> implements ILockProvider {
         this.#inFlight.add(cleanup);
       },
     };
-  }
-}
-
-/**
- * A count of promises not yet settled, and a way to wait until there are none (a counter and
- * one reaction per promise: no collection churns on every acquire).
- */
-class InFlight {
-  #count = 0;
-  #onDrained: (() => void) | undefined;
-  readonly #settled = (): void => {
-    this.#count -= 1;
-    if (this.#count === 0 && this.#onDrained) {
-      const resolve = this.#onDrained;
-      this.#onDrained = undefined;
-      resolve();
-    }
-  };
-
-  add(work: Promise<unknown>): void {
-    this.#count += 1;
-    work.then(this.#settled, this.#settled);
-  }
-
-  /** Resolves once nothing is in flight (including what is added meanwhile). */
-  drained(): Promise<void> {
-    if (this.#count === 0) return Promise.resolve();
-    return new Promise((resolve) => {
-      const previous = this.#onDrained;
-      this.#onDrained = () => {
-        previous?.();
-        resolve();
-      };
-    });
   }
 }
 

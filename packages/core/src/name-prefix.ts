@@ -1,6 +1,7 @@
 import type { Grant } from './backend.js';
 import { InvalidArgumentError } from './errors/invalid-argument-error.js';
 import { grantOf } from './lock-handle.js';
+import type { LockState } from './lock-state.js';
 import type {
   AcquireOptions,
   IDistributedLock,
@@ -39,6 +40,7 @@ function rename(handle: LockHandle | null, name: string): LockHandle | null {
     },
     extend: (ms) => handle.extend(ms),
     release: () => handle.release(),
+    export: () => handle.export(),
     [Symbol.asyncDispose]: () => handle[Symbol.asyncDispose](),
   };
   inner.set(wrapped, handle);
@@ -60,6 +62,9 @@ export function withNamePrefix(provider: ILockProvider, prefix: string): ILockPr
     name: string,
     handle: Promise<LockHandle | null>,
   ): Promise<LockHandle | null> => rename(await handle, name);
+  // inspect() reports the caller's name, not the prefixed one.
+  const renamed = async (name: string, state: Promise<LockState>): Promise<LockState> =>
+    Object.freeze({ ...(await state), name });
   const withHandle = async <T>(
     name: string,
     acquire: (options?: AcquireOptions) => Promise<LockHandle>,
@@ -82,9 +87,12 @@ export function withNamePrefix(provider: ILockProvider, prefix: string): ILockPr
         wrap(name, lock.acquire(options)) as Promise<LockHandle>;
       return {
         name,
+        inspect: () => renamed(name, lock.inspect()),
+        forceRelease: () => lock.forceRelease(),
         acquire,
         tryAcquire: (options) => wrap(name, lock.tryAcquire(options)),
         withLock: (fn, options) => withHandle(name, acquire, fn, options),
+        resume: (token) => wrap(name, lock.resume(token)) as Promise<LockHandle>,
       };
     },
     createReadWriteLock(name): IReadWriteLock {
@@ -95,12 +103,15 @@ export function withNamePrefix(provider: ILockProvider, prefix: string): ILockPr
         wrap(name, lock.acquireWrite(options)) as Promise<LockHandle>;
       return {
         name,
+        inspect: () => renamed(name, lock.inspect()),
+        forceRelease: () => lock.forceRelease(),
         acquireRead,
         tryAcquireRead: (options) => wrap(name, lock.tryAcquireRead(options)),
         withReadLock: (fn, options) => withHandle(name, acquireRead, fn, options),
         acquireWrite,
         tryAcquireWrite: (options) => wrap(name, lock.tryAcquireWrite(options)),
         withWriteLock: (fn, options) => withHandle(name, acquireWrite, fn, options),
+        resume: (token) => wrap(name, lock.resume(token)) as Promise<LockHandle>,
       };
     },
     createSemaphore(name, maxCount): ISemaphore {
@@ -110,9 +121,12 @@ export function withNamePrefix(provider: ILockProvider, prefix: string): ILockPr
       return {
         name,
         maxCount: semaphore.maxCount,
+        inspect: () => renamed(name, semaphore.inspect()),
+        forceRelease: () => semaphore.forceRelease(),
         acquire,
         tryAcquire: (options) => wrap(name, semaphore.tryAcquire(options)),
         withPermit: (fn, options) => withHandle(name, acquire, fn, options),
+        resume: (token) => wrap(name, semaphore.resume(token)) as Promise<LockHandle>,
       };
     },
     createElection(name, options): IElection {

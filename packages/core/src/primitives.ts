@@ -1,3 +1,4 @@
+import type { LockState } from './lock-state.js';
 import type {
   AcquireOptions,
   IDistributedLock,
@@ -17,6 +18,19 @@ export type AcquireFunction = (
   mode: 'acquire' | 'try',
 ) => Promise<LockHandle | null>;
 
+/** Reads or breaks a lock's holds (`kind` is `write` for a read-write lock). */
+export interface AdminFunctions {
+  inspect(kind: LockKind, name: string, maxCount: number): Promise<LockState>;
+  forceRelease(kind: LockKind, name: string, maxCount: number): Promise<number>;
+  /** Resumes a hand-over token (hand-over.ts) through a primitive accepting `kinds`. */
+  resume(
+    kinds: readonly LockKind[],
+    name: string,
+    maxCount: number,
+    token: string,
+  ): Promise<LockHandle>;
+}
+
 type Body<T> = (handle: LockHandle) => Promise<T> | T;
 
 async function runHeld<T>(handle: Promise<LockHandle | null>, fn: Body<T>): Promise<T> {
@@ -32,10 +46,24 @@ async function runHeld<T>(handle: Promise<LockHandle | null>, fn: Body<T>): Prom
 export class DistributedLock implements IDistributedLock {
   readonly name: string;
   readonly #acquire: AcquireFunction;
+  readonly #admin: AdminFunctions;
 
-  constructor(acquire: AcquireFunction, name: string) {
+  constructor(acquire: AcquireFunction, admin: AdminFunctions, name: string) {
     this.#acquire = acquire;
+    this.#admin = admin;
     this.name = name;
+  }
+
+  inspect(): Promise<LockState> {
+    return this.#admin.inspect('mutex', this.name, 1);
+  }
+
+  forceRelease(): Promise<number> {
+    return this.#admin.forceRelease('mutex', this.name, 1);
+  }
+
+  resume(token: string): Promise<LockHandle> {
+    return this.#admin.resume(['mutex'], this.name, 1, token);
   }
 
   acquire(options?: AcquireOptions): Promise<LockHandle> {
@@ -56,10 +84,25 @@ export class DistributedLock implements IDistributedLock {
 export class ReadWriteLock implements IReadWriteLock {
   readonly name: string;
   readonly #acquire: AcquireFunction;
+  readonly #admin: AdminFunctions;
 
-  constructor(acquire: AcquireFunction, name: string) {
+  constructor(acquire: AcquireFunction, admin: AdminFunctions, name: string) {
     this.#acquire = acquire;
+    this.#admin = admin;
     this.name = name;
+  }
+
+  inspect(): Promise<LockState> {
+    return this.#admin.inspect('write', this.name, 1);
+  }
+
+  forceRelease(): Promise<number> {
+    return this.#admin.forceRelease('write', this.name, 1);
+  }
+
+  /** A read hold resumes as a reader, a write hold as the writer. */
+  resume(token: string): Promise<LockHandle> {
+    return this.#admin.resume(['read', 'write'], this.name, 1, token);
   }
 
   acquireRead(options?: AcquireOptions): Promise<LockHandle> {
@@ -100,11 +143,25 @@ export class Semaphore implements ISemaphore {
   readonly name: string;
   readonly maxCount: number;
   readonly #acquire: AcquireFunction;
+  readonly #admin: AdminFunctions;
 
-  constructor(acquire: AcquireFunction, name: string, maxCount: number) {
+  constructor(acquire: AcquireFunction, admin: AdminFunctions, name: string, maxCount: number) {
     this.#acquire = acquire;
+    this.#admin = admin;
     this.name = name;
     this.maxCount = maxCount;
+  }
+
+  inspect(): Promise<LockState> {
+    return this.#admin.inspect('semaphore', this.name, this.maxCount);
+  }
+
+  forceRelease(): Promise<number> {
+    return this.#admin.forceRelease('semaphore', this.name, this.maxCount);
+  }
+
+  resume(token: string): Promise<LockHandle> {
+    return this.#admin.resume(['semaphore'], this.name, this.maxCount, token);
   }
 
   acquire(options?: SemaphoreAcquireOptions): Promise<LockHandle> {

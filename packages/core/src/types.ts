@@ -9,6 +9,7 @@
  */
 
 import type { Capabilities } from './capabilities.js';
+import type { LockAdministration } from './lock-state.js';
 
 export type { Capabilities } from './capabilities.js';
 
@@ -101,10 +102,19 @@ export interface LockHandle extends AsyncDisposable {
    * since the loss can be rolled back).
    */
   release(): Promise<boolean>;
+  /**
+   * Hands the hold over (`capabilities.handOver`; docs/contract.md, "Hand-over"): returns an
+   * opaque token that the primitive's `resume(token)` turns into a handle of the same hold
+   * elsewhere. Synchronous, no I/O. Then this handle has let go: it no longer extends or
+   * watches the hold, `close()` does not release it, `validUntil` is `0`, `release()` resolves
+   * `false` without I/O, and `signal` does NOT abort (handed on, not lost). Throws
+   * `InvalidArgumentError` without `capabilities.handOver` or for a released/exported handle,
+   * and the handle's `LockLostError` when it was lost. */
+  export(): string;
 }
 
 /** A mutual-exclusion lock. Not reentrant: a second acquire waits like any other client. */
-export interface IDistributedLock {
+export interface IDistributedLock extends LockAdministration {
   readonly name: string;
   /** Waits up to `timeout` (default forever); rejects with `LockTimeoutError` on timeout. */
   acquire(options?: AcquireOptions): Promise<LockHandle>;
@@ -112,10 +122,17 @@ export interface IDistributedLock {
   tryAcquire(options?: AcquireOptions): Promise<LockHandle | null>;
   /** Acquires, runs `fn`, releases (also when `fn` throws). */
   withLock<T>(fn: (handle: LockHandle) => Promise<T> | T, options?: AcquireOptions): Promise<T>;
+  /**
+   * Continues a hold exported by `handle.export()` of this lock, with the same fencing token.
+   * `InvalidArgumentError` before any I/O for a garbled token, one of another backend,
+   * namespace, lock or kind, or without `capabilities.handOver`; `LockLostError` when the
+   * hold is no longer that owner's (released, expired, taken over).
+   */
+  resume(token: string): Promise<LockHandle>;
 }
 
 /** Many readers XOR one writer. A waiting writer blocks new readers (writer preference). */
-export interface IReadWriteLock {
+export interface IReadWriteLock extends LockAdministration {
   readonly name: string;
   acquireRead(options?: AcquireOptions): Promise<LockHandle>;
   tryAcquireRead(options?: AcquireOptions): Promise<LockHandle | null>;
@@ -126,10 +143,12 @@ export interface IReadWriteLock {
     fn: (handle: LockHandle) => Promise<T> | T,
     options?: AcquireOptions,
   ): Promise<T>;
+  /** Like `IDistributedLock.resume`, for a read or a write hold of this lock. */
+  resume(token: string): Promise<LockHandle>;
 }
 
 /** At most `maxCount` holders at once. */
-export interface ISemaphore {
+export interface ISemaphore extends LockAdministration {
   readonly name: string;
   readonly maxCount: number;
   acquire(options?: SemaphoreAcquireOptions): Promise<LockHandle>;
@@ -138,6 +157,8 @@ export interface ISemaphore {
     fn: (handle: LockHandle) => Promise<T> | T,
     options?: SemaphoreAcquireOptions,
   ): Promise<T>;
+  /** Like `IDistributedLock.resume`, for a hold of this semaphore (same `maxCount`). */
+  resume(token: string): Promise<LockHandle>;
 }
 
 /**

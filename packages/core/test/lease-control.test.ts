@@ -30,6 +30,7 @@ class LeaseServer implements LockBackend<LeaseGrant> {
   readonly backend = 'lease-server';
   readonly capabilities = {
     crossProcess: false,
+    handOver: false,
     leases: true,
     minLeaseMs: 50,
     weightedPermits: false,

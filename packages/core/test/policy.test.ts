@@ -33,6 +33,7 @@ class ScriptedBackend implements LockBackend<ScriptedGrant> {
   readonly backend = 'scripted';
   readonly capabilities = {
     crossProcess: false,
+    handOver: false,
     leases: true,
     minLeaseMs: 100,
     weightedPermits: false,

@@ -1,8 +1,9 @@
-import { hostname } from 'node:os';
 import type { Capabilities } from '@lockkit/core';
 import {
+  type BackendLockState,
   delay,
   type Grant,
+  type GrantData,
   type LockBackend,
   type LockRequest,
   memoizeKeys,
@@ -12,8 +13,10 @@ import {
 import { EtcdLeaseInvalidError } from 'etcd3';
 import { BackgroundWork } from './background-work.js';
 import { connect, type EtcdConnection, unavailable } from './etcd-connection.js';
+import { exportEtcdGrant, moveOntoOurLease } from './etcd-hand-over.js';
 import { etcdCapabilities, type ResolvedEtcdOptions } from './etcd-options.js';
 import type { LeaseSession } from './lease-session.js';
+import { breakQueue, holdRecord, inspectQueue } from './lock-admin.js';
 import { contenderKey, lockPrefix } from './lock-keys.js';
 import { decide } from './lock-queue.js';
 import { OwnKeyWatch } from './own-key-watch.js';
@@ -44,11 +47,9 @@ export interface EtcdGrant extends Grant {
 class SessionGone extends Error {}
 
 /**
- * The etcd {@link LockBackend}: queue recipes (lock-queue.ts) on keys attached to one lease
- * per provider, ordered by create revision. `tryAcquire` enters the queue and waits in it (a
- * watch on the one key, or for a semaphore's first waiter the one range, that matters) until
- * granted, the deadline, or abort, and deletes its key when it gives up. The fencing token is
- * the key's create revision.
+ * The etcd {@link LockBackend}: queue recipes (lock-queue.ts) on keys attached to one lease per
+ * provider, ordered by create revision (the fencing token). `tryAcquire` waits in the queue (a
+ * watch on the one key or range that matters) until granted, the deadline or abort.
  */
 export class EtcdLockBackend implements LockBackend<EtcdGrant> {
   readonly backend = 'etcd';
@@ -61,8 +62,6 @@ export class EtcdLockBackend implements LockBackend<EtcdGrant> {
   readonly #inflight = new Set<Promise<unknown>>();
   /** Ends the "in use" mark of each grant (see SessionSupervisor.use). */
   readonly #holds = new WeakMap<EtcdGrant, () => void>();
-  /** What our keys say about us (read by `lockkit inspect`). */
-  readonly #owner = Buffer.from(JSON.stringify({ host: hostname(), pid: process.pid }));
   readonly #prefixOf: (request: LockRequest) => string;
 
   constructor(options: ResolvedEtcdOptions) {
@@ -85,15 +84,11 @@ export class EtcdLockBackend implements LockBackend<EtcdGrant> {
     const done = this.sessions.use();
     const attempt = this.#acquire(request, wait);
     this.#inflight.add(attempt);
-    void attempt
-      .then((grant) => {
-        if (grant) this.#holds.set(grant, this.sessions.use());
-      })
-      .finally(() => {
-        done();
-        this.#inflight.delete(attempt);
-      })
-      .catch(() => undefined);
+    const settled = (): void => {
+      done();
+      this.#inflight.delete(attempt);
+    };
+    attempt.then(settled, settled);
     return attempt;
   }
 
@@ -120,6 +115,14 @@ export class EtcdLockBackend implements LockBackend<EtcdGrant> {
     }
   }
 
+  inspect(request: LockRequest): Promise<BackendLockState> {
+    return inspectQueue(this.connection, this.#prefixOf(request), request, this.#options);
+  }
+
+  forceRelease(request: LockRequest): Promise<number> {
+    return breakQueue(this.connection, this.#prefixOf(request), request, this.#options);
+  }
+
   monitor(
     _request: LockRequest,
     grant: EtcdGrant,
@@ -137,11 +140,17 @@ export class EtcdLockBackend implements LockBackend<EtcdGrant> {
     };
   }
 
-  /**
-   * Within the command timeout: clean-up still running gets its chance, and the session's
-   * lease is revoked (deleting whatever key is left on it) if etcd answered the last request;
-   * otherwise the lease runs out on the server by itself. Then an owned client is closed.
-   */
+  exportGrant(_request: LockRequest, grant: EtcdGrant): GrantData {
+    return exportEtcdGrant(grant, this.sessions, this.#holds.get(grant)); // etcd-hand-over.ts
+  }
+  async resumeGrant(request: LockRequest, data: GrantData, rev: bigint): Promise<EtcdGrant | null> {
+    const session = await moveOntoOurLease(this, this.#options, request, data, rev);
+    return session && this.#grant(session, this.#prefixOf(request), data['key'] as string, rev);
+  }
+
+  /** Within the command timeout: clean-up still running gets its chance, and the session's lease
+   * is revoked (deleting the keys left on it) if etcd answered the last request and no hold was
+   * exported; otherwise it runs out on the server by itself. Then an owned client is closed. */
   async close(): Promise<void> {
     const closing = this.sessions.use(); // keep the process alive until close() is done
     try {
@@ -181,9 +190,10 @@ export class EtcdLockBackend implements LockBackend<EtcdGrant> {
     const { client } = this.connection;
     const prefix = this.#prefixOf(request);
     const key = contenderKey(prefix, request.kind, request.permits);
+    const record = holdRecord(request.owner, Date.now()); // also the grant mark's value
     let entered: Awaited<ReturnType<typeof enterQueue>>;
     try {
-      entered = await enterQueue(client, prefix, key, session.id, this.#owner, deadline);
+      entered = await enterQueue(client, prefix, key, session.id, record, deadline);
       session.answered(true);
     } catch (error) {
       if (error instanceof EtcdLeaseInvalidError) {
@@ -211,9 +221,7 @@ export class EtcdLockBackend implements LockBackend<EtcdGrant> {
             // Tell the waiter behind us (which watches our key) that we moved up. Not awaited:
             // if it fails, that waiter still wakes at its next poll or when we release.
             const markDeadline = now() + this.#options.commandTimeoutMs;
-            markGranted(client, key, createRevision, this.#owner, markDeadline).catch(
-              () => undefined,
-            );
+            markGranted(client, key, createRevision, record, markDeadline).catch(() => undefined);
           }
           granted = true;
           return this.#grant(session, prefix, key, createRevision);
@@ -239,14 +247,15 @@ export class EtcdLockBackend implements LockBackend<EtcdGrant> {
     }
   }
 
-  /** The grant for our key; from now on a deletion of the key is the loss of the lock. */
+  /** Our key's grant, now held: from now on a deletion of the key is the loss of the lock. */
   #grant(session: LeaseSession, prefix: string, key: string, createRevision: bigint): EtcdGrant {
     const { client } = this.connection;
     const watch = new OwnKeyWatch(client, key, createRevision, this.#options.commandTimeoutMs);
-    // Watched once the hold has lasted a third of the lease (at most 1 s), from the key's
-    // creation on: within the declared detection bound, and free for short holds.
+    // Watched from a third of the lease (at most 1 s) on: within the bound, free for short holds.
     watch.start(Math.min(1000, session.ttlMs / 3));
-    return { fencingToken: createRevision, key, prefix, createRevision, session, watch };
+    const grant = { fencingToken: createRevision, key, prefix, createRevision, session, watch };
+    this.#holds.set(grant, this.sessions.use()); // ended by release, loss or export
+    return grant;
   }
 
   /** Deletes our key after giving up (in the background if etcd does not answer). */

@@ -15,7 +15,7 @@ export class EtcdLockProvider extends LockProvider<EtcdGrant> {
   constructor(options: EtcdLockProviderOptions) {
     const resolved = resolveOptions(options);
     const backend = new EtcdLockBackend(resolved);
-    super(backend, { namespace: resolved.namespace });
+    super(backend, { namespace: resolved.namespace, owner: resolved.owner });
     this.#etcd = backend;
   }
 

@@ -3,6 +3,7 @@ import {
   checkOptionKeys,
   type LockProviderOptions,
   numberOption,
+  PROVIDER_OPTION_KEYS,
   stringOption,
 } from '@lockkit/core/backend';
 import type { Etcd3 } from 'etcd3';
@@ -72,6 +73,8 @@ export interface EtcdLockProviderOptions extends LockProviderOptions {
 /** Options after validation and defaults. */
 export interface ResolvedEtcdOptions {
   readonly namespace: string;
+  /** Core's LockProvider validates it. */
+  readonly owner: string | undefined;
   readonly hosts: readonly string[] | undefined;
   readonly client: Etcd3 | undefined;
   readonly auth: EtcdAuth | undefined;
@@ -83,7 +86,7 @@ export interface ResolvedEtcdOptions {
 }
 
 const known = [
-  'namespace',
+  ...PROVIDER_OPTION_KEYS,
   'hosts',
   'client',
   'auth',
@@ -92,7 +95,7 @@ const known = [
   'sessionTtlMs',
   'commandTimeoutMs',
   'pollIntervalMs',
-] as const;
+];
 
 /** Validates `options` (before any I/O) and fills in defaults. */
 export function resolveOptions(options: EtcdLockProviderOptions): ResolvedEtcdOptions {
@@ -131,6 +134,7 @@ export function resolveOptions(options: EtcdLockProviderOptions): ResolvedEtcdOp
   }
   return Object.freeze({
     namespace: stringOption('namespace', options.namespace, ''),
+    owner: options.owner,
     hosts: hosts === undefined ? undefined : Object.freeze(hostList(hosts)),
     client,
     auth: options.auth === undefined ? undefined : credentials(options.auth),
@@ -193,10 +197,13 @@ function tlsOption(tls: EtcdTls): EtcdTls {
 export function etcdCapabilities(options: ResolvedEtcdOptions): Capabilities {
   return {
     crossProcess: true,
+    // A hold is a key created by a revision; a resumer moves it onto its own lease.
+    handOver: true,
     leases: false,
     minLeaseMs: Number.POSITIVE_INFINITY, // a hold lasts as long as the session's lease is kept alive
     weightedPermits: true, // a contender key carries its permit count; the queue is FIFO
     fifo: true,
+    inspection: true, // each key records owner and since; forceRelease deletes holder keys
     // Key deleted: one watch event. Lease gone: at the latest when the TTL has passed since
     // the last answered keepalive was sent (the server cannot have expired it earlier), plus
     // one keepalive retry interval and scheduling slack.

@@ -21,6 +21,8 @@ export class SessionSupervisor {
   #granting: Promise<LeaseSession> | undefined;
   #uses = 0;
   #closed = false;
+  /** A hold was exported from a session: close() lets the lease run out, not revoke it. */
+  #keep = false;
 
   constructor(connection: EtcdConnection, settings: SessionSettings) {
     this.#connection = connection;
@@ -49,6 +51,11 @@ export class SessionSupervisor {
     return this.#granting;
   }
 
+  /** An exported key is on the current lease: close() must not delete it with the lease. */
+  keepOnClose(): void {
+    this.#keep = true;
+  }
+
   /** Marks work in progress (an attempt, a hold) until the returned function is called. */
   use(): () => void {
     this.#uses++;
@@ -72,7 +79,7 @@ export class SessionSupervisor {
     const session = this.#current;
     this.#current = undefined;
     if (!session) return;
-    if (session.lost || !session.responsive || now() >= deadline) {
+    if (session.lost || !session.responsive || now() >= deadline || this.#keep) {
       session.lose('the provider was closed', new Error('provider closed'));
       return;
     }

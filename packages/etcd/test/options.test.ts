@@ -37,10 +37,12 @@ describe('provider options', () => {
     const provider = createEtcdLockProvider({ hosts, ...testTimings });
     expect(provider.capabilities).toEqual({
       crossProcess: true,
+      handOver: true,
       leases: false,
       minLeaseMs: Number.POSITIVE_INFINITY,
       weightedPermits: true,
       fifo: true,
+      inspection: true,
       lostDetectionMs: 3000,
       abandonedReleaseMs: 4000,
       unavailableMs: 2250,

@@ -69,7 +69,12 @@ describe('keys, leases and tokens', () => {
     // Many locks, one lease: the provider's session.
     expect(keyA!.lease).toBe(locks.leaseId);
     expect(keyB!.lease).toBe(locks.leaseId);
-    expect(JSON.parse(keyA!.value)).toEqual({ host: expect.any(String), pid: process.pid });
+    expect(JSON.parse(keyA!.value)).toEqual({
+      host: expect.any(String),
+      pid: process.pid,
+      owner: locks.owner,
+      since: expect.any(Number),
+    });
     await first.release();
     await second.release();
     expect(await queueOf(locks, 'mutex', 'one-lease-a')).toEqual([]);

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { rmdirSync, rmSync } from 'node:fs';
+import { rmdirSync, rmSync, unlinkSync } from 'node:fs';
 
 const cleanups = new Set<() => void>();
 let installed = false;
@@ -32,8 +32,18 @@ export function onProcessExit(cleanup: () => void): () => void {
   return () => cleanups.delete(cleanup);
 }
 
-/** Synchronous, ownership-checked release of a marker (and its lock directory, if any). */
-export function releaseSync(marker: string, lockDir: string | undefined): void {
+/**
+ * Synchronous, ownership-checked release of a marker (and its lock directory, if any), and
+ * removal of its hold record (ours whether or not the marker still is).
+ */
+export function releaseSync(marker: string, lockDir: string | undefined, record?: string): void {
+  if (record !== undefined) {
+    try {
+      unlinkSync(record);
+    } catch {
+      // gone already
+    }
+  }
   try {
     rmdirSync(marker); // ENOENT: not ours any more — leave everything alone
   } catch {

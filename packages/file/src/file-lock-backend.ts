@@ -1,5 +1,6 @@
-import type { Capabilities } from '@lockkit/core';
+import type { Capabilities, LockKind } from '@lockkit/core';
 import {
+  type BackendLockState,
   type LockBackend,
   type LockRequest,
   memoizeKeys,
@@ -7,20 +8,19 @@ import {
   type ReleaseWatch,
   type WaitContext,
 } from '@lockkit/core/backend';
+import { createFileLockContext } from './create-context.js';
 import { onProcessExit, releaseSync, removeSync } from './exit-cleanup.js';
-import { FencingCounters } from './fencing-counter.js';
 import type { FileGrant, FileLockContext } from './file-lock-context.js';
 import { fileCapabilities, type ResolvedFileOptions } from './file-lock-options.js';
-import { fileOpsFor, namingDirectory } from './file-system.js';
-import { type Attempt, tryMutex, tryReader, trySemaphore, tryWriter } from './gated-locks.js';
+import { namingDirectory } from './file-system.js';
+import { attemptKind } from './gated-locks.js';
+import { recordGrant, removeRecord } from './hold-records.js';
 import { claimMarker, touchMarker } from './holder-markers.js';
-import { LockDirs } from './lock-dirs.js';
-import { childPath, type KeyPaths, keyPaths, SPARES_DIR } from './lock-paths.js';
+import { breakKey, inspectKey } from './lock-admin.js';
+import { type KeyPaths, keyPaths } from './lock-paths.js';
 import { ParkedGates } from './parked-gates.js';
 import { prepareDirectory } from './prepare-directory.js';
 import { DirectoryWatchers, FileReleaseWatch } from './release-watch.js';
-import { SparePool } from './spare-pool.js';
-import { Staleness } from './staleness.js';
 import { WriterIntent } from './writer-intent.js';
 
 interface WaitState {
@@ -69,16 +69,7 @@ export class FileLockBackend implements LockBackend<FileGrant> {
     this.capabilities = fileCapabilities(options.leaseMs);
     this.pollIntervalMs = options.pollIntervalMs;
     this.#unusable = namingDirectory(options.directory);
-    const fs = fileOpsFor(options.io);
-    const pool = new SparePool(fs, childPath(options.directory, SPARES_DIR));
-    const staleness = new Staleness(options.leaseMs);
-    this.#context = {
-      fs,
-      pool,
-      staleness,
-      counters: new FencingCounters(fs),
-      dirs: new LockDirs({ fs, pool, staleness }, options.io),
-    };
+    this.#context = createFileLockContext(options);
     this.#stopExitCleanup = onProcessExit(() => this.#exitSync());
   }
 
@@ -104,7 +95,25 @@ export class FileLockBackend implements LockBackend<FileGrant> {
 
   release(_request: LockRequest, grant: FileGrant): Promise<boolean> {
     this.#held.delete(grant);
-    return this.#releaseMarker(grant.marker).catch(this.#unusable);
+    return this.#release(grant).catch(this.#unusable);
+  }
+
+  inspect(request: LockRequest): Promise<BackendLockState> {
+    return this.#admin(request, inspectKey);
+  }
+
+  forceRelease(request: LockRequest): Promise<number> {
+    return this.#admin(request, breakKey);
+  }
+
+  #admin<T>(
+    request: LockRequest,
+    run: (context: FileLockContext, paths: KeyPaths, kind: LockKind) => Promise<T>,
+  ): Promise<T> {
+    const work = this.#ensureReady().then(() =>
+      run(this.#context, this.#pathsOf(request), request.kind),
+    );
+    return this.#track(work).catch(this.#unusable);
   }
 
   async extend(_request: LockRequest, grant: FileGrant): Promise<number | false> {
@@ -163,7 +172,7 @@ export class FileLockBackend implements LockBackend<FileGrant> {
 
   /** At process exit: release what is still held, remove our spare directories. */
   #exitSync(): void {
-    for (const grant of this.#held) releaseSync(grant.marker, grant.lockDir);
+    for (const grant of this.#held) releaseSync(grant.marker, grant.lockDir, grant.record);
     for (const { intent } of this.#waits.values())
       if (intent?.marker) releaseSync(intent.marker, undefined);
     for (const path of this.#context.pool.keptPaths()) removeSync(path);
@@ -182,42 +191,30 @@ export class FileLockBackend implements LockBackend<FileGrant> {
     await this.#ensureReady();
     const context = this.#context;
     const paths = this.#pathsOf(request);
-    let outcome: Attempt;
-    switch (request.kind) {
-      case 'mutex':
-        outcome = await tryMutex(context, paths);
-        break;
-      case 'read':
-        outcome = await tryReader(context, paths);
-        break;
-      case 'semaphore':
-      case 'write': {
-        const pending = state?.pendingGate;
-        if (state) state.pendingGate = undefined;
-        // Keep the gate between attempts whenever core will come back: new readers (or
-        // permits) must queue behind a waiting writer (or weighted request).
-        const willWait =
-          !wait.signal.aborted &&
-          (state ? !state.watch.closed : wait.deadline - now() > 50) &&
-          wait.deadline !== Number.NEGATIVE_INFINITY;
-        const { maxCount, permits = 1 } = request;
-        outcome =
-          request.kind === 'write'
-            ? await tryWriter(context, paths, pending, willWait)
-            : await trySemaphore(context, paths, maxCount, permits, pending, willWait);
-        if (outcome.pendingGate !== undefined) {
-          this.#keepGate(request, state, outcome.pendingGate, wait.signal);
-        }
-        if (!outcome.granted && willWait) await state?.intent?.announce();
-        break;
-      }
+    const pending = state?.pendingGate;
+    if (state) state.pendingGate = undefined;
+    // Writers and weighted requests keep the gate between attempts whenever core will come
+    // back: new readers (or permits) must queue behind them.
+    const willWait =
+      (request.kind === 'write' || request.kind === 'semaphore') &&
+      !wait.signal.aborted &&
+      (state ? !state.watch.closed : wait.deadline - now() > 50) &&
+      wait.deadline !== Number.NEGATIVE_INFINITY;
+    const outcome = await attemptKind(context, paths, request, pending, willWait);
+    if (outcome.pendingGate !== undefined) {
+      this.#keepGate(request, state, outcome.pendingGate, wait.signal);
     }
+    if (!outcome.granted && willWait) await state?.intent?.announce();
     if (outcome.granted) {
       const { granted } = outcome;
+      const record = await recordGrant(context.fs, granted, request.owner, () =>
+        this.#releaseMarker(granted.marker),
+      );
       const grant: FileGrant = {
         fencingToken: granted.fencingToken,
         marker: granted.marker,
         lockDir: granted.lockDir,
+        record,
         lease: {
           durationMs: this.options.leaseMs,
           validUntil: this.#validUntil(granted.touchedAt),
@@ -251,6 +248,14 @@ export class FileLockBackend implements LockBackend<FileGrant> {
 
   #releaseGate(_request: LockRequest, gate: string): void {
     this.#track(this.#releaseMarker(gate).catch(() => false));
+  }
+
+  /** Releases a grant's marker (ownership-checked), then removes its hold record. */
+  async #release(grant: FileGrant): Promise<boolean> {
+    const owned = await this.#releaseMarker(grant.marker);
+    // The hold is over either way; a record left behind is removed by a later forceRelease().
+    await removeRecord(this.#context.fs, grant.record).catch(noop);
+    return owned;
   }
 
   /** Ownership-checked release of a lock directory's or a member's marker. */

@@ -18,4 +18,6 @@ export interface FileGrant extends Grant {
   readonly marker: string;
   /** The lock directory (`…/lock` or `…/gate`) for a mutex or writer; undefined for a reader or permit. */
   readonly lockDir: string | undefined;
+  /** The hold record (`h.<marker name>` in the key directory: hold-records.ts). */
+  readonly record: string;
 }

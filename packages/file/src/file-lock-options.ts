@@ -6,6 +6,7 @@ import {
   checkOptionKeys,
   type LockProviderOptions,
   numberOption,
+  PROVIDER_OPTION_KEYS,
   stringOption,
 } from '@lockkit/core/backend';
 import type { FileIo } from './file-system.js';
@@ -54,6 +55,7 @@ export interface FileLockProviderOptions extends LockProviderOptions {
 export interface ResolvedFileOptions {
   readonly directory: string;
   readonly namespace: string;
+  readonly owner: string | undefined;
   readonly leaseMs: number;
   readonly autoExtend: boolean;
   readonly pollIntervalMs: number;
@@ -61,8 +63,8 @@ export interface ResolvedFileOptions {
 }
 
 const knownKeys = [
+  ...PROVIDER_OPTION_KEYS,
   'directory',
-  'namespace',
   'leaseMs',
   'autoExtend',
   'pollIntervalMs',
@@ -73,6 +75,8 @@ const knownKeys = [
 export function resolveFileOptions(options: FileLockProviderOptions): ResolvedFileOptions {
   checkOptionKeys(options, knownKeys, 'file lock provider');
   const namespace = stringOption('namespace', options.namespace, '');
+  // Core's provider checks it too; checked here as well so a bad one fails before the backend exists.
+  const owner = options.owner === undefined ? undefined : stringOption('owner', options.owner, '');
   const directory = resolveDirectory(options.directory);
   // proper-lockfile's `stale` is at least 2000 ms.
   const leaseMs = numberOption('leaseMs', options.leaseMs, { default: 30_000, min: 2000 });
@@ -86,7 +90,15 @@ export function resolveFileOptions(options: FileLockProviderOptions): ResolvedFi
   if (io !== 'sync' && io !== 'async') {
     throw new InvalidArgumentError(`io must be 'sync' or 'async', got ${String(io)}`);
   }
-  return Object.freeze({ directory, namespace, leaseMs, autoExtend, pollIntervalMs, io });
+  return Object.freeze({
+    directory,
+    namespace,
+    owner,
+    leaseMs,
+    autoExtend,
+    pollIntervalMs,
+    io,
+  });
 }
 
 function resolveDirectory(directory: unknown): string {
@@ -116,12 +128,18 @@ function resolveDirectory(directory: unknown): string {
 export function fileCapabilities(leaseMs: number): Capabilities {
   return {
     crossProcess: true,
+    // A mutex or writer is a proper-lockfile lock directory whose heartbeat and compromise
+    // check live in the library's in-process state; another process cannot adopt it.
+    handOver: false,
     leases: true,
     // The lease length is the directory's staleness rule (every contender applies its own
     // provider's leaseMs), so it cannot be chosen per hold.
     minLeaseMs: Number.POSITIVE_INFINITY,
     weightedPermits: true, // a holder's marker weighs its permits; a waiting one keeps the gate
     fifo: false,
+    // Each hold's record file names its owner, since and token (hold-records.ts); a break
+    // claims the holders' markers.
+    inspection: true,
     // A removed marker is noticed at the next extension (every leaseMs / 3).
     lostDetectionMs: Math.ceil(leaseMs / 3) + 250,
     // A dead holder's marker turns stale leaseMs after its last heartbeat; waiters wake then.

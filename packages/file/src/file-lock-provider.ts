@@ -15,7 +15,10 @@ export class FileLockProvider extends LockProvider<FileGrant> {
 
   constructor(options: FileLockProviderOptions) {
     const resolved = resolveFileOptions(options);
-    super(new FileLockBackend(resolved), { namespace: resolved.namespace });
+    super(new FileLockBackend(resolved), {
+      namespace: resolved.namespace,
+      owner: resolved.owner,
+    });
     this.directory = resolved.directory;
     this.leaseMs = resolved.leaseMs;
   }

@@ -30,6 +30,11 @@ export interface FileOps {
   /** Opens (creating if missing) a small file for reading and writing; resolves the fd. */
   openFile(path: string): Promise<number>;
   closeFile(fd: number): Promise<void>;
+  /** Creates or replaces a small file with `text`. */
+  writeFile(path: string, text: string): Promise<void>;
+  readFile(path: string): Promise<string>;
+  /** Removes a file. */
+  unlink(path: string): Promise<void>;
   /** rm -rf (cleanup only). */
   removeTree(path: string): Promise<void>;
 }
@@ -101,6 +106,9 @@ export const syncFileOps: FileOps = {
   readdir: (path) => settle(() => fs.readdirSync(path)),
   openFile: (path) => settle(() => fs.openSync(path, openFlags, 0o644)),
   closeFile: (fd) => settle(() => fs.closeSync(fd)),
+  writeFile: (path, text) => settle(() => fs.writeFileSync(path, text)),
+  readFile: (path) => settle(() => fs.readFileSync(path, 'utf8')),
+  unlink: (path) => settle(() => fs.unlinkSync(path)),
   removeTree: (path) => settle(() => fs.rmSync(path, { recursive: true, force: true })),
 };
 
@@ -122,6 +130,9 @@ export const asyncFileOps: FileOps = {
   readdir: (path) => call<string[]>((done) => fs.readdir(path, done)),
   openFile: (path) => call<number>((done) => fs.open(path, openFlags, 0o644, done)),
   closeFile: (fd) => call<void>((done) => fs.close(fd, done)),
+  writeFile: (path, text) => call<void>((done) => fs.writeFile(path, text, done)),
+  readFile: (path) => call<string>((done) => fs.readFile(path, 'utf8', done)),
+  unlink: (path) => call<void>((done) => fs.unlink(path, done)),
   removeTree: (path) =>
     call<void>((done) => fs.rm(path, { recursive: true, force: true }, (e) => done(e))),
 };

@@ -18,7 +18,7 @@
  *
  * @module
  */
-import { now } from '@lockkit/core/backend';
+import { type LockRequest, now } from '@lockkit/core/backend';
 import type { FileLockContext } from './file-lock-context.js';
 import { isMissing, unavailable } from './file-system.js';
 import { censusOf, claimMarker } from './holder-markers.js';
@@ -59,10 +59,12 @@ export type Attempt =
 const busy = (retryAtWall: number | undefined): Attempt => ({ retryAtWall });
 
 /**
- * Next token while holding the lock directory `lock`. If this process stalled long enough
- * for a contender to call the lock stale, that contender may have taken over and drawn a
- * token too: so the draw is followed by an ownership check (a takeover after the check reads
- * our value), and a lock whose lease has run out is not used.
+ * Next token while holding the lock directory `lock`. A contender may have taken the lock over
+ * at any moment since it landed and drawn a token first: after a stall past the lease, or at
+ * once if its wall clock disagrees with ours by more than the lease (our fresh mtime looks
+ * stale to it). So every draw is followed by an ownership check: a takeover before the check
+ * fails it; a takeover after it draws after us, a higher token. A lock whose lease has run
+ * out is not used either.
  */
 async function fenceUnder(
   context: FileLockContext,
@@ -70,11 +72,35 @@ async function fenceUnder(
   lock: Holding,
 ): Promise<{ fencingToken: bigint; touchedAt: number } | undefined> {
   const fencingToken = await context.counters.next(paths.keyDir);
-  const { dirs, staleness } = context;
-  if (now() - lock.lastBeat > staleness.leaseMs / 4 && !(await dirs.confirm(lock)))
-    return undefined;
+  const { dirs } = context;
+  if (!(await dirs.confirm(lock))) return undefined;
   if (now() >= dirs.validUntil(lock)) return undefined;
   return { fencingToken, touchedAt: lock.lastBeat };
+}
+
+/**
+ * One attempt of `request`'s kind. `pendingGate`: the gate a writer or weighted request kept
+ * from its previous attempt; `mayKeep`: keep it again if the attempt must wait.
+ */
+export function attemptKind(
+  context: FileLockContext,
+  paths: KeyPaths,
+  request: LockRequest,
+  pendingGate: string | undefined,
+  mayKeep: boolean,
+): Promise<Attempt> {
+  switch (request.kind) {
+    case 'mutex':
+      return tryMutex(context, paths);
+    case 'read':
+      return tryReader(context, paths);
+    case 'write':
+      return tryWriter(context, paths, pendingGate, mayKeep);
+    case 'semaphore': {
+      const { maxCount, permits = 1 } = request;
+      return trySemaphore(context, paths, maxCount, permits, pendingGate, mayKeep);
+    }
+  }
 }
 
 /** Mutex: take `lock`. */

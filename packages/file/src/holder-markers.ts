@@ -14,6 +14,7 @@
  * @module
  */
 import { type FileOps, isMissing, unavailable } from './file-system.js';
+import { recordPath, removeRecord } from './hold-records.js';
 import { childPath } from './lock-paths.js';
 import type { SparePool } from './spare-pool.js';
 import type { Staleness } from './staleness.js';
@@ -112,7 +113,8 @@ export async function censusOf(
       throw unavailable(`stat ${marker}`, error);
     }
     if (staleness.isStale(mtimeMs, wallNow)) {
-      await claimMarker(context, marker); // abandoned: exactly one claimer removes it
+      // Abandoned: exactly one claimer removes it (and its hold record).
+      if (await claimMarker(context, marker)) await removeRecord(context.fs, recordPath(dir, name));
       continue;
     }
     live += weigh(name) as number;

@@ -9,6 +9,7 @@ import {
   isOccupied,
   unavailable,
 } from './file-system.js';
+import { recordPath, removeRecord } from './hold-records.js';
 import { claimMarker } from './holder-markers.js';
 import { type Callback, type LibraryFs, libraryFs } from './library-fs.js';
 import { childPath } from './lock-paths.js';
@@ -274,7 +275,10 @@ export class LockDirs {
       throw unavailable(`inspect ${lockDir}`, error);
     }
     if (!staleness.isStale(mtimeMs)) return staleness.staleAt(mtimeMs);
-    for (const name of names) await claimMarker(this.#context, childPath(lockDir, name));
+    for (const name of names) {
+      if (!(await claimMarker(this.#context, childPath(lockDir, name)))) continue;
+      await removeRecord(this.#context.fs, recordPath(dirname(lockDir), name));
+    }
     return undefined;
   }
 }

@@ -9,7 +9,8 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LockLostError } from '@lockkit/core';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { FencingCounters } from '../src/fencing-counter.js';
 import { ms, providerFactory, startChild, TEST_LEASE_MS, temporaryDirectory } from './support.js';
 
 const libfaketime = [
@@ -106,5 +107,36 @@ describe.skipIf(!libfaketime)('wall-clock faults on the file backend (libfaketim
     expect(await holder.next()).toMatchObject({ event: 'released', held: false });
     expect(await contender.release()).toBe(true);
     await holder.kill();
+  });
+
+  it('a takeover between landing the lock and drawing its token leaves the late process without the lock (regression: release-lied under pnpm chaos --faults clock)', async () => {
+    // A contender whose clock is a minute ahead sees our freshly landed lock as stale and
+    // takes it over at once. Here it does so deterministically in the window between our
+    // landing and our token draw: the draw is held until the contender has the lock.
+    const contender = await skewedContender('+60');
+    const draw = FencingCounters.prototype.next;
+    let takeover: Record<string, unknown> | undefined;
+    const held = vi.spyOn(FencingCounters.prototype, 'next').mockImplementationOnce(async function (
+      this: FencingCounters,
+      keyDir: string,
+    ) {
+      contender.send({ cmd: 'try', name: 'landing' });
+      takeover = await contender.next();
+      return draw.call(this, keyDir);
+    });
+    try {
+      const late = await provider().createLock('landing').tryAcquire();
+      expect(held).toHaveBeenCalled();
+      expect(takeover).toMatchObject({ ok: true });
+      // Before the fix the late process was granted too, with a token ABOVE the contender's
+      // (it drew second): a fence then refused the real holder's writes, and the real
+      // holder's release() → true looked like a lie next to a newer grant.
+      expect(late).toBeNull();
+      contender.send({ cmd: 'release' });
+      expect(await contender.next()).toMatchObject({ event: 'released', held: true });
+    } finally {
+      held.mockRestore();
+      await contender.kill();
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { InvalidArgumentError } from '@lockkit/core';
@@ -23,6 +24,7 @@ describe('options', () => {
     ['autoExtend "yes"', { directory: target, autoExtend: 'yes' }],
     ['io "fast"', { directory: target, io: 'fast' }],
     ['namespace 1', { directory: target, namespace: 1 }],
+    ['owner 7', { directory: target, owner: 7 }],
     ["an unknown option (proper-lockfile's stale)", { directory: target, stale: 1000 }],
   ])('%s → InvalidArgumentError, before any I/O', (_label, options) => {
     expect(() => createFileLockProvider(options as FileLockProviderOptions)).toThrow(
@@ -54,15 +56,25 @@ describe('options', () => {
     await Promise.all([fromUrl.close(), relative.close()]);
   });
 
+  it('passes the owner option on to the provider (default <hostname>:<pid>)', async () => {
+    const labelled = createFileLockProvider({ directory, owner: 'batch ✓' });
+    const plain = createFileLockProvider({ directory });
+    expect(labelled.owner).toBe('batch ✓');
+    expect(plain.owner).toBe(`${hostname()}:${process.pid}`);
+    await Promise.all([labelled.close(), plain.close()]);
+  });
+
   it('derives capabilities and defaults from the lease', async () => {
     const provider = createFileLockProvider({ directory, leaseMs: 3000 });
     expect(provider.leaseMs).toBe(3000);
     expect(provider.capabilities).toEqual({
       crossProcess: true,
+      handOver: false,
       leases: true,
       minLeaseMs: Number.POSITIVE_INFINITY,
       weightedPermits: true,
       fifo: false,
+      inspection: true,
       lostDetectionMs: 1250,
       abandonedReleaseMs: 3250,
       unavailableMs: 250,

@@ -29,7 +29,8 @@ export interface BackendInfo {
   readonly passesQueryToClient: boolean;
 }
 
-const namespace = { namespace: 'string' } as const;
+/** Query options every provider takes (core's provider options). */
+const providerQuery = { namespace: 'string', owner: 'string' } as const;
 
 /** Every backend, by id. */
 export const backends: Readonly<Record<BackendId, BackendInfo>> = Object.freeze({
@@ -38,7 +39,7 @@ export const backends: Readonly<Record<BackendId, BackendInfo>> = Object.freeze(
     packageName: '@lockkit/core',
     factory: 'createMemoryLockProvider',
     packages: ['@lockkit/core'],
-    queryOptions: { ...namespace },
+    queryOptions: { ...providerQuery },
     urlOwnedOptions: [],
     passesQueryToClient: false,
   },
@@ -48,7 +49,7 @@ export const backends: Readonly<Record<BackendId, BackendInfo>> = Object.freeze(
     factory: 'createFileLockProvider',
     packages: ['@lockkit/file'],
     queryOptions: {
-      ...namespace,
+      ...providerQuery,
       leaseMs: 'number',
       autoExtend: 'boolean',
       pollIntervalMs: 'number',
@@ -63,7 +64,7 @@ export const backends: Readonly<Record<BackendId, BackendInfo>> = Object.freeze(
     factory: 'createRedisLockProvider',
     packages: ['@lockkit/redis', 'ioredis'],
     queryOptions: {
-      ...namespace,
+      ...providerQuery,
       leaseMs: 'number',
       autoExtend: 'boolean',
       commandTimeoutMs: 'number',
@@ -80,7 +81,7 @@ export const backends: Readonly<Record<BackendId, BackendInfo>> = Object.freeze(
     factory: 'createPostgresLockProvider',
     packages: ['@lockkit/postgres', 'pg'],
     queryOptions: {
-      ...namespace,
+      ...providerQuery,
       sharedConnections: 'number',
       maxWaitConnections: 'number',
       idleTimeoutMs: 'number',
@@ -91,6 +92,8 @@ export const backends: Readonly<Record<BackendId, BackendInfo>> = Object.freeze(
       fencingSequence: 'string',
       createFencingSequence: 'boolean',
       applicationName: 'string',
+      holdsTable: 'string',
+      recordHolds: 'boolean',
     },
     urlOwnedOptions: ['connection', 'pool'],
     passesQueryToClient: true,
@@ -101,7 +104,7 @@ export const backends: Readonly<Record<BackendId, BackendInfo>> = Object.freeze(
     factory: 'createMySqlLockProvider',
     packages: ['@lockkit/mysql', 'mysql2'],
     queryOptions: {
-      ...namespace,
+      ...providerQuery,
       sharedConnections: 'number',
       idleConnections: 'number',
       keepaliveIntervalMs: 'number',
@@ -122,7 +125,7 @@ export const backends: Readonly<Record<BackendId, BackendInfo>> = Object.freeze(
     factory: 'createZooKeeperLockProvider',
     packages: ['@lockkit/zookeeper'],
     queryOptions: {
-      ...namespace,
+      ...providerQuery,
       basePath: 'string',
       assumePathExists: 'boolean',
       sessionTimeoutMs: 'number',
@@ -140,7 +143,7 @@ export const backends: Readonly<Record<BackendId, BackendInfo>> = Object.freeze(
     factory: 'createEtcdLockProvider',
     packages: ['@lockkit/etcd'],
     queryOptions: {
-      ...namespace,
+      ...providerQuery,
       sessionTtlMs: 'number',
       commandTimeoutMs: 'number',
       pollIntervalMs: 'number',

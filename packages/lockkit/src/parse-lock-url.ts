@@ -18,6 +18,11 @@ export interface CreateLockProviderOptions {
    */
   readonly namespace?: string | undefined;
   /**
+   * The label recorded with every hold, reported by `lock.inspect()`.
+   * @defaultValue the `owner` query parameter, else `<hostname>:<pid>`
+   */
+  readonly owner?: string | undefined;
+  /**
    * Backend packages you imported yourself, by backend id — for bundlers, which cannot follow
    * the import by name `createLockProvider` otherwise does: `{ redis }` after
    * `import * as redis from '@lockkit/redis'`. A URL for a backend not listed here is still
@@ -99,8 +104,10 @@ export function parseLockUrl(url: string | URL, options: CreateLockProviderOptio
   if (id === 'memory') {
     // The memory provider takes any object; name its two options so typos do not pass.
     for (const key of Object.keys(options)) {
-      if (key !== 'namespace' && key !== 'store' && key !== 'backendModules') {
-        throw new InvalidArgumentError(`Unknown option "${key}" (memory takes: namespace, store)`);
+      if (!['namespace', 'owner', 'store', 'backendModules'].includes(key)) {
+        throw new InvalidArgumentError(
+          `Unknown option "${key}" (memory takes: namespace, owner, store)`,
+        );
       }
     }
   }

@@ -168,7 +168,9 @@ describe('parseLockUrl: what it refuses (InvalidArgumentError, before any import
     );
     expect(() => parseLockUrl('zk://h', { client: {} })).toThrow(InvalidArgumentError);
     expect(() => parseLockUrl('etcd://h', { hosts: ['a:1'] })).toThrow(/createEtcdLockProvider/);
-    expect(() => parseLockUrl('memory:', { leaseMs: 5 })).toThrow(/memory takes: namespace, store/);
+    expect(() => parseLockUrl('memory:', { leaseMs: 5 })).toThrow(
+      /memory takes: namespace, owner, store/,
+    );
     expect(() => parseLockUrl(42 as unknown as string)).toThrow(InvalidArgumentError);
   });
 

@@ -19,6 +19,8 @@ export interface Held {
   readonly token: bigint;
   /** A queue lock whose holder (a head waiter) is woken with `KILL QUERY` on release. */
   readonly wake?: string | undefined;
+  /** More names held by the same grant (a weighted semaphore grant's other permits). */
+  readonly more?: readonly string[] | undefined;
 }
 
 /** One primitive on `GET_LOCK`: a non-blocking attempt and a server-side wait. */

@@ -35,6 +35,8 @@ export class LockConnection {
   readonly held: Set<string> = new Set();
   /** Lock bases with an attempt in flight on this session. */
   readonly busyBases: Map<string, Turn> = new Map();
+  /** Set once a hold row was recorded here: how the keepalive reads broken holds (hold-records.ts). */
+  brokenKeys: { readonly query: string; found(keys: readonly string[]): void } | undefined;
   /** True while a blocking wait runs (nothing else may be queued behind it). */
   waiting = false;
   /** Operations that may end up holding a lock on this session. */
@@ -171,8 +173,7 @@ export class LockConnection {
     this.held.add(key);
   }
 
-  /** Forgets a held key (the keepalive runs on until the session closes: it is cheap, and it
-   * keeps an idle session from being cut off by `wait_timeout`). */
+  /** Forgets a held key (the keepalive runs on: it keeps an idle session from `wait_timeout`). */
   unhold(key: string): void {
     this.held.delete(key);
   }
@@ -240,13 +241,18 @@ export class LockConnection {
       this.markLost(`no keepalive answer within ${this.#keepalive.timeoutMs} ms`);
     }, this.#keepalive.timeoutMs);
     timer.unref();
-    this.query<{ id: number | string }[]>('SELECT CONNECTION_ID() AS id').then(
+    const broken = this.brokenKeys && this.held.size > 0 ? this.brokenKeys.query : 'NULL';
+    this.query<{ id: number | string; broken: Buffer | string | null }[]>(
+      `SELECT CONNECTION_ID() AS id, ${broken} AS broken`,
+    ).then(
       (rows) => {
         clearTimeout(timer);
         this.#pinging = false;
         const id = Number(rows[0]?.id);
         if (id !== this.id) {
           this.markLost(`the session changed (CONNECTION_ID ${this.id} → ${id}): a proxy?`);
+        } else if (rows[0]?.broken) {
+          this.brokenKeys?.found(rows[0].broken.toString().split(' '));
         }
       },
       (error: unknown) => {
@@ -269,7 +275,7 @@ export class LockConnection {
     this.#raw.off('error', this.#onError);
     this.#raw.off('end', this.#onEnd);
     // A late socket error on a destroyed connection must not become an unhandled 'error'.
-    if (destroying) this.#raw.on('error', ignore);
+    if (destroying) this.#raw.on('error', () => undefined);
   }
 
   readonly #onError = (error: unknown): void => {
@@ -280,8 +286,6 @@ export class LockConnection {
     if (!this.#closing) this.markLost('the server closed the MySQL connection');
   };
 }
-
-function ignore(): void {}
 
 const noValues: readonly SqlValue[] = [];
 

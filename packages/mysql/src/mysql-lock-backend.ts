@@ -1,5 +1,6 @@
 import type { Capabilities, LockKind } from '@lockkit/core';
 import {
+  type BackendLockState,
   type Grant,
   type LockBackend,
   type LockRequest,
@@ -13,10 +14,12 @@ import {
   FencingSequence,
   FencingTable,
 } from './fencing-counter.js';
+import { breakHolds, inspectHolds } from './hold-admin.js';
+import { forgetHold, onBroken, recordHold } from './hold-records.js';
 import type { AlgorithmContext, Held, LockAlgorithm } from './lock-algorithm.js';
 import type { LockConnection } from './lock-connection.js';
 import { LockConnections } from './lock-connections.js';
-import { lockKeys } from './lock-keys.js';
+import { type LockKeys, lockKeys } from './lock-keys.js';
 import { mutexAlgorithm } from './mutex-algorithm.js';
 import { lockError, withAddress } from './mysql-errors.js';
 import type { ResolvedMySqlOptions } from './mysql-lock-options.js';
@@ -24,6 +27,7 @@ import { readAlgorithm, writeAlgorithm } from './read-write-algorithm.js';
 import { releaseAndWake } from './release-and-wake.js';
 import { semaphoreAlgorithm } from './semaphore-algorithm.js';
 import { WaitLine } from './wait-line.js';
+import { weightedAlgorithm } from './weighted-algorithm.js';
 
 /** A MySQL grant: the session that holds it and the `GET_LOCK` name held there. */
 export interface MySqlGrant extends Grant {
@@ -31,6 +35,10 @@ export interface MySqlGrant extends Grant {
   readonly key: string;
   /** Queue lock whose holder is woken on release (semaphore and reader grants). */
   readonly wake: string | undefined;
+  /** The other permit locks of a weighted semaphore grant (none otherwise). */
+  readonly more?: readonly string[] | undefined;
+  /** Set when an operator broke the hold; `lose` tells its monitor. */
+  readonly state: { broken: boolean; lose?: ((reason: string) => void) | undefined };
 }
 
 /**
@@ -62,6 +70,7 @@ export class MySqlLockBackend implements LockBackend<MySqlGrant> {
   readonly connections: LockConnections;
   readonly #context: AlgorithmContext;
   readonly #line = new WaitLine();
+  readonly #recordHolds: boolean;
   /** Lock base → until when (performance.now() ms) it counts as contended; oldest first. */
   readonly #contended = new Map<string, number>();
 
@@ -76,6 +85,7 @@ export class MySqlLockBackend implements LockBackend<MySqlGrant> {
       connectTimeoutMs: options.connectTimeoutMs,
       keepalive: { intervalMs: options.keepaliveIntervalMs, timeoutMs: options.keepaliveTimeoutMs },
     });
+    this.#recordHolds = options.recordHolds;
     this.#context = {
       connections: this.connections,
       fencing: fencingCounter(options),
@@ -84,9 +94,11 @@ export class MySqlLockBackend implements LockBackend<MySqlGrant> {
     };
     this.capabilities = {
       crossProcess: true,
+      handOver: false, // GET_LOCK holds belong to the connection
       leases: false,
       minLeaseMs: Number.POSITIVE_INFINITY, // a hold lasts as long as the session
-      weightedPermits: false,
+      weightedPermits: true, // n permit locks; a waiting weighted request holds the gate
+      inspection: true,
       fifo: false,
       lostDetectionMs: options.keepaliveIntervalMs + options.keepaliveTimeoutMs,
       abandonedReleaseMs: options.sessionTimeoutSeconds * 1000,
@@ -107,14 +119,16 @@ export class MySqlLockBackend implements LockBackend<MySqlGrant> {
   }
 
   async release(request: LockRequest, grant: MySqlGrant): Promise<boolean> {
-    const { connection, key, wake } = grant;
+    const { connection, key, wake, more } = grant;
     try {
-      if (connection.lost) return false;
-      return await releaseAndWake(connection, key, wake);
+      if (connection.lost || grant.state.broken) return false;
+      return await releaseAndWake(connection, key, wake, more);
     } catch (error) {
       throw withAddress(lockError(request.name, error), this.connections.address);
     } finally {
+      forgetHold(connection, key);
       connection.unhold(key);
+      for (const other of more ?? []) connection.unhold(other);
       this.connections.settle(connection);
     }
   }
@@ -124,7 +138,39 @@ export class MySqlLockBackend implements LockBackend<MySqlGrant> {
     grant: MySqlGrant,
     lose: (reason: string, cause?: unknown) => void,
   ): () => void {
-    return grant.connection.onLost(lose);
+    if (grant.state.broken) lose('the lock was force-released (forceRelease())');
+    else grant.state.lose = lose;
+    const stop = grant.connection.onLost(lose);
+    return () => {
+      grant.state.lose = undefined;
+      stop();
+    };
+  }
+
+  inspect(request: LockRequest): Promise<BackendLockState> {
+    return this.#admin(request, (connection) =>
+      inspectHolds(connection, request, this.#context.maxReaders),
+    );
+  }
+
+  forceRelease(request: LockRequest): Promise<number> {
+    // The holders' keepalives (by default as frequent as ours) get a second of slack.
+    const graceMs = this.capabilities.lostDetectionMs + 1000;
+    return this.#admin(request, (connection) =>
+      breakHolds(connection, request, this.#context.maxReaders, graceMs),
+    );
+  }
+
+  async #admin<T>(request: LockRequest, work: (connection: LockConnection) => Promise<T>) {
+    let connection: LockConnection | undefined;
+    try {
+      connection = await this.connections.forWait();
+      return await work(connection);
+    } catch (error) {
+      throw withAddress(lockError(request.name, error), this.connections.address);
+    } finally {
+      if (connection) this.connections.done(connection);
+    }
   }
 
   /** Core calls this after every attempt and release it started has settled. */
@@ -133,12 +179,14 @@ export class MySqlLockBackend implements LockBackend<MySqlGrant> {
   }
 
   async #acquire(request: LockRequest, wait: WaitContext): Promise<MySqlGrant | null> {
-    const algorithm = algorithms[request.kind];
+    const algorithm = (request.permits ?? 1) > 1 ? weightedAlgorithm : algorithms[request.kind];
     const keys = lockKeys(request);
     const willWait = wait.deadline !== Number.NEGATIVE_INFINITY;
     const skipAttempt = willWait && algorithm.waitsInOneStatement && this.#isContended(keys.base);
     if (!skipAttempt) {
       const attempted = await this.#onLiveSession(
+        request,
+        keys,
         () => this.connections.forAttempt(keys.base, algorithm.conflicts(keys)),
         (connection) => algorithm.attempt(this.#context, connection, request, keys),
         (connection) => this.connections.done(connection, keys.base),
@@ -152,6 +200,8 @@ export class MySqlLockBackend implements LockBackend<MySqlGrant> {
     if (!leave) return null;
     try {
       return await this.#onLiveSession(
+        request,
+        keys,
         () => this.connections.forWait(),
         (connection) => algorithm.wait(this.#context, connection, request, keys, wait),
         (connection) => this.connections.done(connection),
@@ -166,6 +216,8 @@ export class MySqlLockBackend implements LockBackend<MySqlGrant> {
    * `wait_timeout`, a restart) fails its first statement; that is retried once on a new one.
    */
   async #onLiveSession(
+    request: LockRequest,
+    keys: LockKeys,
     take: () => LockConnection | Promise<LockConnection>,
     work: (connection: LockConnection) => Promise<Held | undefined>,
     done: (connection: LockConnection) => void,
@@ -174,7 +226,7 @@ export class MySqlLockBackend implements LockBackend<MySqlGrant> {
       const connection = await take();
       try {
         const held = await work(connection);
-        return held ? this.#grant(connection, held) : null;
+        return held ? await this.#grant(connection, request, keys, held) : null;
       } catch (error) {
         if (attempt > 0 || !connection.lost) throw error;
       } finally {
@@ -198,9 +250,41 @@ export class MySqlLockBackend implements LockBackend<MySqlGrant> {
     }
   }
 
-  #grant(connection: LockConnection, held: Held): MySqlGrant {
+  /** Records the hold (owner, token, grant time) for inspect(); on failure gives it back. */
+  async #grant(
+    connection: LockConnection,
+    request: LockRequest,
+    keys: LockKeys,
+    held: Held,
+  ): Promise<MySqlGrant> {
     connection.hold(held.key);
-    return { fencingToken: held.token, connection, key: held.key, wake: held.wake };
+    for (const other of held.more ?? []) connection.hold(other);
+    const { key, wake, more } = held;
+    const state: MySqlGrant['state'] = { broken: false };
+    const grant = {
+      fencingToken: held.token,
+      connection,
+      key,
+      wake,
+      state,
+      ...(more ? { more } : {}),
+    };
+    if (!this.#recordHolds) return grant;
+    try {
+      await recordHold(connection, request, keys, key, held.token, more);
+    } catch (error) {
+      for (const name of [key, ...(more ?? [])]) connection.unhold(name);
+      const names = [key, ...(more ?? [])];
+      await connection
+        .query(`DO ${names.map(() => 'RELEASE_LOCK(?)').join(', ')}`, names)
+        .catch(() => undefined);
+      throw lockError(request.name, error);
+    }
+    onBroken(connection, key, more ?? [], (reason) => {
+      state.broken = true;
+      state.lose?.(reason);
+    });
+    return grant;
   }
 }
 

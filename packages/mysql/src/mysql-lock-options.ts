@@ -1,11 +1,16 @@
 import { InvalidArgumentError } from '@lockkit/core';
 import {
+  booleanOption,
   checkOptionKeys,
   type LockProviderOptions,
   numberOption,
+  PROVIDER_OPTION_KEYS,
   stringOption,
 } from '@lockkit/core/backend';
 import type { ConnectionOptions, Pool } from 'mysql2';
+
+/** The `owner` label is recorded in a `BLOB` column (`lockkit_holds`). */
+const MAX_OWNER_BYTES = 65_535;
 
 /** A `mysql2` pool, callback (`mysql2`) or promise (`mysql2/promise`) flavour. */
 export type MySqlPoolLike = Pool | { readonly pool: Pool };
@@ -85,6 +90,13 @@ export interface MySqlLockProviderOptions extends LockProviderOptions {
    */
   readonly fencingTable?: string | undefined;
   /**
+   * Record each hold (owner, token, grant time, session) in the `lockkit_holds` table, for
+   * `inspect()` and `forceRelease()` (docs/backends/mysql.md, "Inspecting and breaking a
+   * lock"). One more statement per grant; `false` turns it off.
+   * @defaultValue true
+   */
+  readonly recordHolds?: boolean | undefined;
+  /**
    * Reader slots per read-write lock: at most this many readers hold one RW lock at once
    * (more wait). A writer checks every slot, so keep it modest.
    * @defaultValue 64
@@ -112,8 +124,11 @@ export interface ResolvedMySqlOptions {
   readonly fencing: 'auto' | 'table' | 'sequence';
   /** Undefined: each source's default name. */
   readonly fencingTable: string | undefined;
+  readonly recordHolds: boolean;
   readonly maxReaders: number;
   readonly safetyPollMs: number;
+  /** The provider's owner label (checked by core's LockProvider). */
+  readonly owner: string | undefined;
 }
 
 const knownOptions = [
@@ -128,9 +143,11 @@ const knownOptions = [
   'sessionTimeoutSeconds',
   'fencing',
   'fencingTable',
+  'recordHolds',
   'maxReaders',
   'safetyPollMs',
-] as const;
+  ...PROVIDER_OPTION_KEYS,
+];
 
 const tableName = /^(?:[A-Za-z0-9_$]{1,64}\.)?[A-Za-z0-9_$]{1,64}$/;
 
@@ -150,6 +167,11 @@ export function resolveMySqlOptions(options: MySqlLockProviderOptions): Resolved
     );
   }
   const namespace = stringOption('namespace', options.namespace, '');
+  if (typeof options.owner === 'string' && Buffer.byteLength(options.owner) > MAX_OWNER_BYTES) {
+    throw new InvalidArgumentError(
+      `\`owner\` must be at most ${MAX_OWNER_BYTES} UTF-8 bytes (the BLOB it is recorded in)`,
+    );
+  }
   const fencing = options.fencing ?? 'table';
   if (fencing !== 'auto' && fencing !== 'table' && fencing !== 'sequence') {
     throw new InvalidArgumentError("`fencing` must be 'auto', 'table' or 'sequence'");
@@ -180,6 +202,7 @@ export function resolveMySqlOptions(options: MySqlLockProviderOptions): Resolved
   }
   return Object.freeze({
     namespace,
+    owner: options.owner,
     connection,
     pool: pool === undefined ? undefined : unwrapPool(pool),
     connectTimeoutMs: numberOption('connectTimeoutMs', options.connectTimeoutMs, {
@@ -206,6 +229,7 @@ export function resolveMySqlOptions(options: MySqlLockProviderOptions): Resolved
     sessionTimeoutSeconds,
     fencing,
     fencingTable,
+    recordHolds: booleanOption('recordHolds', options.recordHolds, true),
     maxReaders: numberOption('maxReaders', options.maxReaders, { default: 64, min: 1, max: 1024 }),
     safetyPollMs: numberOption('safetyPollMs', options.safetyPollMs, {
       default: 1000,

@@ -14,7 +14,7 @@ export class MySqlLockProvider extends LockProvider<MySqlGrant> {
   constructor(options: MySqlLockProviderOptions) {
     const resolved = resolveMySqlOptions(options);
     const backend = new MySqlLockBackend(resolved);
-    super(backend, { namespace: resolved.namespace });
+    super(backend, { namespace: resolved.namespace, owner: resolved.owner });
     this.#mysql = backend;
   }
 

@@ -14,7 +14,10 @@ export async function releaseAndWake(
   connection: LockConnection,
   key: string,
   wake: string | undefined,
+  more: readonly string[] = [],
 ): Promise<boolean> {
+  if (more.length > 0 && wake !== undefined)
+    return releaseSeveral(connection, [key, ...more], wake);
   for (let attempt = 0; ; attempt++) {
     try {
       if (wake === undefined) {
@@ -41,6 +44,41 @@ export async function releaseAndWake(
         [key],
       );
       if (Number(rows[0]?.mine) !== 1) return true;
+    }
+  }
+}
+
+/**
+ * A weighted semaphore grant: every permit lock in one statement, then the head waiter is
+ * woken as for one permit. Resolves true when every one was still held. An interrupted
+ * statement is resolved by asking what the session still holds, and released again.
+ */
+async function releaseSeveral(
+  connection: LockConnection,
+  keys: readonly string[],
+  wake: string,
+): Promise<boolean> {
+  let left = keys;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const sum = left.map(() => 'IFNULL(RELEASE_LOCK(?), 0)').join(' + ');
+      const rows = await connection.query<{ released: number | string; head: number | null }[]>(
+        `SELECT ${sum} AS released, IS_USED_LOCK(?) AS head`,
+        [...left, wake],
+      );
+      const head = rows[0]?.head;
+      if (head != null) await wakeHead(connection, Number(head), left[0] as string);
+      return Number(rows[0]?.released) === left.length;
+    } catch (error) {
+      if (!isInterrupted(error) || attempt >= 3) throw error;
+      const checks = left.map((_, index) => `IS_USED_LOCK(?) = CONNECTION_ID() AS m${index}`);
+      const rows = await connection.query<Record<string, number | null>[]>(
+        `SELECT ${checks.join(', ')}`,
+        [...left],
+      );
+      const still = left.filter((_, index) => Number(rows[0]?.[`m${index}`]) === 1);
+      if (still.length === 0) return true;
+      left = still;
     }
   }
 }

@@ -35,7 +35,8 @@ export async function countSlot(
  * Semaphore: `maxCount` permit locks `<base>.s<i>`; a holder holds the lowest free one.
  * Waiters queue server-side on `<base>.q`; its holder (the head) takes the next free permit
  * or sleeps until a releaser, which reads `IS_USED_LOCK(<base>.q)` in its release statement,
- * wakes it with `KILL QUERY`.
+ * wakes it with `KILL QUERY`. An attempt takes nothing while a waiting weighted request
+ * holds the gate `<base>.w` (see weighted-algorithm.ts).
  */
 export const semaphoreAlgorithm: LockAlgorithm = {
   waitsInOneStatement: false, // queue lock, permit scan, queue release
@@ -44,7 +45,7 @@ export const semaphoreAlgorithm: LockAlgorithm = {
   async attempt(context, connection, request, keys) {
     let slot: number | undefined;
     try {
-      slot = await takeLowestFree(connection, permits(keys, request.maxCount));
+      slot = await takeLowestFree(connection, permits(keys, request.maxCount), keys.gate);
     } catch (error) {
       throw lockError(request.name, error);
     }

@@ -44,23 +44,29 @@ export function candidates(
 }
 
 /**
- * Takes the lowest free slot, scanning in ascending batches. Because every taker takes the
+ * Takes the lowest free slot, scanning in ascending batches (none while `gate` is held). Because every taker takes the
  * lowest free slot it sees, held slots stay packed near 0 and a huge `count` costs nothing.
  */
 export async function takeLowestFree(
   connection: LockConnection,
   slots: Slots,
+  gate?: string,
 ): Promise<number | undefined> {
+  let first = true;
   for (let from = 0; from < slots.count; from += BATCH) {
     const indexes = candidates(connection, slots, from, Math.min(slots.count, from + BATCH));
     if (indexes.length === 0) continue;
     const { sql, values } = firstFreeExpression(slots, indexes);
+    // With `gate`: nothing is taken while it is held (a weighted semaphore request waits).
+    const checked = gate !== undefined && first;
+    first = false;
     const rows = await connection.query<{ slot: number | string }[]>(
-      `SELECT ${sql} AS slot`,
-      values,
+      checked ? `SELECT IF(IS_FREE_LOCK(?), ${sql}, -2) AS slot` : `SELECT ${sql} AS slot`,
+      checked ? [gate, ...values] : values,
     );
     const slot = Number(rows[0]?.slot);
     if (slot >= 0) return slot;
+    if (slot === -2) return undefined;
   }
   return undefined;
 }

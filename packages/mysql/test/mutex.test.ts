@@ -278,10 +278,18 @@ describe('GET_LOCK mutex on MariaDB', () => {
       { connection: mysqlUrl(), connectTimeoutMs: 1.5 },
       { connection: { uri: mysqlUrl(), connectTimeout: 1000 } },
       { connection: `${mysqlUrl()}?connectTimeout=1000` },
+      { connection: mysqlUrl(), owner: 42 },
+      { connection: mysqlUrl(), owner: '✓'.repeat(21_846) }, // 65 538 UTF-8 bytes
+      { connection: mysqlUrl(), recordHolds: 'yes' },
     ];
     for (const options of bad) {
       expect(() => createMySqlLockProvider(options as never)).toThrow(InvalidArgumentError);
     }
+  });
+
+  it('accepts the provider option owner and passes it on to core', () => {
+    const provider = createMySqlLockProvider({ connection: mysqlUrl(), owner: 'worker ✓' });
+    expect(provider.owner).toBe('worker ✓');
   });
 
   it('declares unavailableMs as max(connectTimeoutMs, keepalive interval + timeout) + 250', () => {

@@ -1,6 +1,16 @@
+import mysql from 'mysql2/promise';
 import { describe, expect, it } from 'vitest';
 import { lockKeys } from '../src/index.js';
-import { holderOf, ms, provider, releaseAll, uniqueName } from './support.js';
+import {
+  eventually,
+  holderOf,
+  killConnection,
+  ms,
+  mysqlUrl,
+  provider,
+  releaseAll,
+  uniqueName,
+} from './support.js';
 
 describe('semaphore on permit locks', () => {
   it('a release wakes the head waiter at once (KILL QUERY ID), not at its safety poll', async () => {
@@ -26,6 +36,53 @@ describe('semaphore on permit locks', () => {
     }
     await releaseAll(held);
   }, 30_000);
+
+  it('a weighted grant holds n permit locks; a waiting one holds the gate until its session dies', async () => {
+    const name = uniqueName('weighted');
+    const keys = lockKeys({ name, namespace: '', kind: 'semaphore', maxCount: 4 });
+    const [p1, p2, p3] = [provider(), provider(), provider()];
+    const three = await p1.createSemaphore(name, 4).acquire({ permits: 3 });
+    const holder = p1.connectionIdOf(three);
+    for (let i = 0; i < 3; i++) expect(await holderOf(keys.slot(i))).toBe(holder);
+    expect(await holderOf(keys.slot(3))).toBeNull();
+    expect(await holderOf(keys.gate)).toBeNull(); // granted at once: no gate kept
+    const waiting = p2.createSemaphore(name, 4).acquire({ permits: 2, timeout: ms(20_000) });
+    await eventually(async () => (await holderOf(keys.gate)) !== null, ms(5000), 'the gate');
+    // One permit is free, yet a later one-permit request does not pass the waiting two.
+    expect(await p3.createSemaphore(name, 4).tryAcquire()).toBeNull();
+    // The waiter's session dies: the server frees its gate (and whatever it collected).
+    const gateHolder = (await holderOf(keys.gate))!;
+    const failed = waiting.catch((error: unknown) => error);
+    await killConnection(gateHolder);
+    await eventually(async () => (await holderOf(keys.gate)) !== gateHolder, ms(5000), 'freed');
+    expect(await three.release()).toBe(true);
+    for (let i = 0; i < 3; i++) expect(await holderOf(keys.slot(i))).not.toBe(holder);
+    const two = await failed; // a retried wait on a new session, or the error of the lost one
+    if (two && typeof two === 'object' && 'release' in two) {
+      expect(await (two as { release(): Promise<boolean> }).release()).toBe(true);
+    }
+    const one = await p3.createSemaphore(name, 4).acquire({ timeout: ms(5000) });
+    expect(await one.release()).toBe(true);
+  }, 30_000);
+
+  it("no attempt takes a permit while the gate is held (a waiting weighted request's)", async () => {
+    const name = uniqueName('gate');
+    const keys = lockKeys({ name, namespace: '', kind: 'semaphore', maxCount: 3 });
+    const locks = provider();
+    const head = await mysql.createConnection(mysqlUrl());
+    try {
+      await head.query('DO GET_LOCK(?, 0)', [keys.gate]); // what a waiting weighted head holds
+      expect(await locks.createSemaphore(name, 3).tryAcquire()).toBeNull(); // 3 permits free
+      expect(await locks.createSemaphore(name, 3).tryAcquire({ permits: 2 })).toBeNull();
+      await head.query('DO RELEASE_LOCK(?)', [keys.gate]);
+      const one = await locks.createSemaphore(name, 3).tryAcquire();
+      const two = await locks.createSemaphore(name, 3).tryAcquire({ permits: 2 });
+      expect([one, two]).not.toContain(null);
+      await releaseAll([one, two]);
+    } finally {
+      await head.end();
+    }
+  });
 
   it('takes the lowest free permits, so a huge maxCount costs one statement', async () => {
     const name = uniqueName('packed');

@@ -298,6 +298,7 @@ describe('a loss published before its acquire', () => {
       backend: 'instant-loss',
       capabilities: {
         crossProcess: false,
+        handOver: false,
         leases: false,
         minLeaseMs: Number.POSITIVE_INFINITY,
         weightedPermits: false,

@@ -1,8 +1,8 @@
 import { randomInt } from 'node:crypto';
 import { BackendUnavailableError } from '@lockkit/core';
 import type { LockRequest } from '@lockkit/core/backend';
-import { type RequestKey, slotKey } from './advisory-keys.js';
-import { tryExclusive, tryShared, trySlot, unlockExclusive, unlockShared } from './advisory-sql.js';
+import { gateKey, type RequestKey, slotKey } from './advisory-keys.js';
+import { unlockExclusive, unlockShared } from './advisory-sql.js';
 import type { ConnectionMultiplexer } from './connection-multiplexer.js';
 import type { FencingSequence } from './fencing-sequence.js';
 import type { LockConnection } from './lock-connection.js';
@@ -28,9 +28,10 @@ export async function attemptLock(
   if (!connection) return null;
   try {
     if (!sequence.confirmed) await sequence.ensure(connection);
+    const attempt = sequence.holds.tryLock(shared, key, sequence.name, request.owner);
     const result = await connection.query<{ token: string | null }>(
-      shared ? tryShared : tryExclusive,
-      [key, sequence.name],
+      attempt.statement,
+      attempt.values,
     );
     const token = result.rows[0]?.token;
     if (token == null) {
@@ -71,20 +72,31 @@ export async function attemptSlot(
 ): Promise<PostgresGrant | null> {
   const base = semaphore.key;
   const semaphoreKey = semaphore.text;
+  const gate = gateKey(base).toString();
+  // A weighted request of this process holds (or tries for) the gate: do not pass it.
+  if (connections.busyWith(gate)) return null;
   const connection = (await connections.forAttempt(undefined))!; // claimed
   try {
-    return await connection.turn(semaphoreKey, async () => {
+    return await connection.turns.run(semaphoreKey, async () => {
       if (!sequence.confirmed) await sequence.ensure(connection);
       const mine = connection.slots.get(semaphoreKey);
       if ((mine?.size ?? 0) >= request.maxCount) return null;
       try {
-        const result = await connection.query<{ slot: string; token: string }>(trySlot, [
-          semaphoreKey,
-          request.maxCount,
-          randomInt(Math.min(request.maxCount, 2 ** 31 - 1)),
-          [...(mine ?? [])],
-          sequence.name,
-        ]);
+        const attempt = sequence.holds.trySlot(
+          [
+            semaphoreKey,
+            request.maxCount,
+            randomInt(Math.min(request.maxCount, 2 ** 31 - 1)),
+            [...(mine ?? [])],
+            sequence.name,
+            gate,
+          ],
+          request.owner,
+        );
+        const result = await connection.query<{ slot: string; token: string }>(
+          attempt.statement,
+          attempt.values,
+        );
         const row = result.rows[0];
         if (!row) return null;
         const slot = Number(row.slot);
@@ -92,7 +104,7 @@ export async function attemptSlot(
           connection,
           key: slotKey(base, slot).toString(),
           shared: false,
-          semaphore: { key: semaphoreKey, slot, channel: semaphore.channel },
+          semaphore: { key: semaphoreKey, slot, slots: [slot], channel: semaphore.channel },
           fencingToken: BigInt(row.token),
         };
         holdSlot(connection, grant);
@@ -107,7 +119,7 @@ export async function attemptSlot(
   }
 }
 
-/** Records a semaphore permit on its session. */
+/** Records a semaphore grant's permits on its session. */
 export function holdSlot(connection: LockConnection, grant: PostgresGrant): void {
   const { semaphore } = grant;
   if (!semaphore) return;
@@ -116,8 +128,11 @@ export function holdSlot(connection: LockConnection, grant: PostgresGrant): void
     slots = new Set();
     connection.slots.set(semaphore.key, slots);
   }
-  slots.add(semaphore.slot);
-  connection.mark(grant.key, grant);
+  const base = BigInt(semaphore.key);
+  for (const slot of semaphore.slots) {
+    slots.add(slot);
+    connection.mark(slotKey(base, slot).toString(), grant);
+  }
 }
 
 /** Forgets a grant on its session (after its unlock, or when it is known gone). */
@@ -125,7 +140,12 @@ export function forgetGrant(grant: PostgresGrant): void {
   const { connection, semaphore } = grant;
   if (semaphore) {
     const slots = connection.slots.get(semaphore.key);
-    slots?.delete(semaphore.slot);
+    const base = BigInt(semaphore.key);
+    for (const slot of semaphore.slots) {
+      slots?.delete(slot);
+      const key = slotKey(base, slot).toString();
+      if (connection.held.get(key) === grant) connection.mark(key, undefined);
+    }
     if (slots?.size === 0) connection.slots.delete(semaphore.key);
   }
   if (connection.held.get(grant.key) === grant) connection.mark(grant.key, undefined);
@@ -135,7 +155,7 @@ export function forgetGrant(grant: PostgresGrant): void {
  * Unlocks slots of one semaphore that the session holds but no grant accounts for (or drops
  * the session). Only this semaphore's slots: attempts for other keys may be in flight.
  */
-async function sweepStraySlots(
+export async function sweepStraySlots(
   connection: LockConnection,
   base: bigint,
   maxCount: number,
@@ -159,7 +179,7 @@ async function sweepStraySlots(
   }
 }
 
-function unavailable(request: LockRequest, error: unknown): BackendUnavailableError {
+export function unavailable(request: LockRequest, error: unknown): BackendUnavailableError {
   if (BackendUnavailableError.isInstance(error)) return error;
   return new BackendUnavailableError(
     `Acquiring lock "${request.name}" failed: ${describeError(error)}`,

@@ -8,6 +8,8 @@ import { base32, int64Key, type LockRequest, nameDigest } from '@lockkit/core/ba
  *   and write modes share the key (`_shared` vs exclusive), a mutex of the same name does not.
  * - Semaphore slot `i` of `maxCount`: `int64Key(namespace, 'semaphore', name) XOR i`, so the
  *   N slots of a semaphore are N distinct keys computed the same way in SQL (`#`) and here.
+ * - Semaphore gate (head of line for weighted requests): the semaphore's key XOR 2^62, which
+ *   no slot of up to 2^31-1 permits reaches.
  * - Semaphore wake-up channel: `lockkit_` + 26 base32 characters (130 bits) of the same
  *   digest, a valid unquoted identifier for LISTEN.
  *
@@ -21,6 +23,11 @@ export function advisoryKey(namespace: string, kind: LockKind, name: string): bi
 /** Key of a semaphore's slot `slot` (0-based). */
 export function slotKey(semaphoreKey: bigint, slot: number): bigint {
   return BigInt.asIntN(64, semaphoreKey ^ BigInt(slot));
+}
+
+/** Key of a semaphore's gate (see the module comment). */
+export function gateKey(semaphoreKey: bigint): bigint {
+  return BigInt.asIntN(64, semaphoreKey ^ (1n << 62n));
 }
 
 /** LISTEN/NOTIFY channel on which a semaphore's releases are announced. */

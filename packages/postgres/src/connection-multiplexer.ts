@@ -1,7 +1,11 @@
 import { BackendUnavailableError } from '@lockkit/core';
 import { now, settleWithin, untilAborted } from '@lockkit/core/backend';
 import type { ConnectionSource } from './connection-source.js';
-import { type KeepaliveSettings, LockConnection } from './lock-connection.js';
+import {
+  type KeepaliveSettings,
+  LockConnection,
+  type LockConnectionHooks,
+} from './lock-connection.js';
 import { describeError } from './pg-errors.js';
 import { WaitGate } from './wait-gate.js';
 
@@ -16,6 +20,8 @@ export interface MultiplexerSettings {
   readonly keepalive: KeepaliveSettings;
   /** Bound (ms) on opening a session, from the connect to the answer of its first query. */
   readonly connectTimeoutMs: number;
+  /** The keepalive query, and what to do with holds it finds broken. */
+  readonly holds: Pick<LockConnectionHooks, 'keepaliveText' | 'broken'>;
 }
 
 /**
@@ -221,6 +227,8 @@ export class ConnectionMultiplexer {
         {
           idle: (connection) => this.#idle(connection),
           failed: (connection) => this.#forget(connection),
+          keepaliveText: () => this.#settings.holds.keepaliveText(),
+          broken: (connection, tokens) => this.#settings.holds.broken(connection, tokens),
         },
         this.#settings.keepalive,
       ),

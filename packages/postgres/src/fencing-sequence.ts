@@ -1,4 +1,5 @@
 import { BackendUnavailableError } from '@lockkit/core';
+import { HoldRecords } from './hold-records.js';
 import type { LockConnection } from './lock-connection.js';
 import { describeError, sqlState, sqlStateOf } from './pg-errors.js';
 
@@ -17,12 +18,18 @@ import { describeError, sqlState, sqlStateOf } from './pg-errors.js';
  */
 export class FencingSequence {
   readonly name: string;
+  /** The holds table, checked (and created) together with the sequence. */
+  readonly holds: HoldRecords;
   readonly #create: boolean;
   #ready: Promise<void> | undefined;
   #confirmed = false;
 
-  constructor(name: string, create: boolean) {
+  readonly #record: boolean;
+
+  constructor(name: string, create: boolean, holdsTable: string, record: boolean) {
     this.name = name;
+    this.holds = new HoldRecords(holdsTable);
+    this.#record = record;
     this.#create = create;
   }
 
@@ -46,6 +53,37 @@ export class FencingSequence {
   }
 
   async #ensure(connection: LockConnection): Promise<void> {
+    // Both checks at once (own sessions pipeline them: one round trip).
+    await Promise.all([
+      this.#ensureSequence(connection),
+      this.#record ? this.#ensureHolds(connection) : undefined,
+    ]);
+  }
+
+  /** Finds or creates the holds table; without it (and no right to create it) holds go unrecorded. */
+  async #ensureHolds(connection: LockConnection): Promise<void> {
+    const holds = this.holds;
+    try {
+      let present = await exists(connection, holds.table);
+      if (!present && this.#create) {
+        await connection.text(holds.createText);
+        present = true;
+      }
+      holds.recording = present;
+    } catch (error) {
+      const state = sqlStateOf(error);
+      if (state === sqlState.duplicateTable || state === sqlState.uniqueViolation) {
+        holds.recording = true; // another client created it at the same moment
+        return;
+      }
+      throw new BackendUnavailableError(
+        `Could not prepare the holds table "${holds.table}": ${describeError(error)}`,
+        { cause: error },
+      );
+    }
+  }
+
+  async #ensureSequence(connection: LockConnection): Promise<void> {
     try {
       const found = await connection.text<{ present: boolean }>(
         'SELECT to_regclass($1) IS NOT NULL AS present',
@@ -77,4 +115,12 @@ export class FencingSequence {
       );
     }
   }
+}
+
+async function exists(connection: LockConnection, name: string): Promise<boolean> {
+  const found = await connection.text<{ present: boolean }>(
+    'SELECT to_regclass($1) IS NOT NULL AS present',
+    [name],
+  );
+  return found.rows[0]?.present === true;
 }

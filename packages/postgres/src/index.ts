@@ -1,4 +1,4 @@
-export { advisoryKey, releaseChannel, slotKey } from './advisory-keys.js';
+export { advisoryKey, gateKey, releaseChannel, slotKey } from './advisory-keys.js';
 export type { PostgresGrant, SemaphoreSlot } from './postgres-grant.js';
 export { PostgresLockBackend } from './postgres-lock-backend.js';
 export {

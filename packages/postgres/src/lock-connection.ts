@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { backendPid, type Statement, startOwnSession } from './advisory-sql.js';
 import type { OpenedClient } from './connection-source.js';
+import { KeyedTurns } from './keyed-turns.js';
 import { describeError } from './pg-errors.js';
 
 /** Reports a grant lost (core's `lose`). */
@@ -12,6 +13,10 @@ export interface LockConnectionHooks {
   idle(connection: LockConnection): void;
   /** The session is gone (already removed from use; its grants were told). */
   failed(connection: LockConnection): void;
+  /** The keepalive query (the pid, and maybe the tokens of broken holds: `broken`). */
+  keepaliveText(): string;
+  /** The keepalive found holds of this session broken by an operator (their tokens). */
+  broken(connection: LockConnection, tokens: readonly string[]): void;
 }
 
 /** Keepalive settings. */
@@ -42,6 +47,8 @@ export class LockConnection {
   readonly untimed: boolean;
   /** Held (or being tried) keys, as decimal text → the grant holding it. */
   readonly held: Map<string, HeldMark> = new Map();
+  /** Semaphore attempts of one semaphore run one after another on a session. */
+  readonly turns: KeyedTurns = new KeyedTurns();
   /** Semaphore slots this session holds, by semaphore key (to skip them in attempts). */
   readonly slots: Map<string, Set<number>> = new Map();
   /** Queries sent and not answered yet. */
@@ -56,7 +63,6 @@ export class LockConnection {
   readonly #hooks: LockConnectionHooks;
   readonly #keepalive: KeepaliveSettings;
   readonly #losers = new Map<object, LoseFunction>();
-  readonly #turns = new Map<string, Promise<void>>();
   #tail: Promise<unknown> = Promise.resolve();
   #keepaliveTimer: NodeJS.Timeout | undefined;
   readonly #onError = (error: Error): void =>
@@ -117,22 +123,6 @@ export class LockConnection {
     return this.#track(() =>
       values ? this.client.query<R>(text, values) : this.client.query<R>(text),
     );
-  }
-
-  /**
-   * Runs `work` after every earlier `turn(sameKey)` on this session has finished: semaphore
-   * attempts of one semaphore must see each other's results (to skip held slots).
-   */
-  async turn<T>(key: string, work: () => Promise<T>): Promise<T> {
-    const previous = this.#turns.get(key) ?? Promise.resolve();
-    const mine = previous.then(work);
-    const settled = mine.then(noop, noop);
-    this.#turns.set(key, settled);
-    try {
-      return await mine;
-    } finally {
-      if (this.#turns.get(key) === settled) this.#turns.delete(key);
-    }
   }
 
   /** Reserves the session for an attempt (it is not handed to a wait meanwhile). */
@@ -269,12 +259,17 @@ export class LockConnection {
     deadline.unref();
     try {
       // Unnamed: through a pooler the statement may reach a session that never prepared it.
-      const result = await this.text<{ pid: number }>(backendPid.text, []);
+      const result = await this.text<{ pid: number; broken?: string[] }>(
+        this.#hooks.keepaliveText(),
+        [],
+      );
       const pid = result.rows[0]?.pid;
       if (pid !== this.pid) {
         this.fail(
           `pg_backend_pid() changed from ${this.pid} to ${String(pid)}: a pooler moved the session, so its session locks are not ours`,
         );
+      } else if (result.rows[0]?.broken?.length) {
+        this.#hooks.broken(this, result.rows[0].broken);
       }
     } catch (error) {
       this.fail(`the keepalive query failed: ${describeError(error)}`, error);

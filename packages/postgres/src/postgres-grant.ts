@@ -1,11 +1,14 @@
 import type { Grant } from '@lockkit/core/backend';
 import type { LockConnection } from './lock-connection.js';
 
-/** The semaphore slot a permit holds. */
+/** The semaphore slots a grant of permits holds (one per permit). */
 export interface SemaphoreSlot {
   /** The semaphore's key (decimal text); slot keys are `key XOR slot`. */
   readonly key: string;
+  /** The first slot (the grant's `key`). */
   readonly slot: number;
+  /** Every slot it holds, one per permit (`[slot]` for one permit). */
+  readonly slots: readonly number[];
   /** LISTEN/NOTIFY channel its release is announced on. */
   readonly channel: string;
 }

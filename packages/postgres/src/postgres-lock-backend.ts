@@ -1,5 +1,6 @@
 import { BackendUnavailableError, type Capabilities } from '@lockkit/core';
 import {
+  type BackendLockState,
   type LockBackend,
   type LockRequest,
   memoizeKeys,
@@ -9,16 +10,17 @@ import {
 } from '@lockkit/core/backend';
 import { attemptLock, attemptSlot, forgetGrant } from './advisory-attempts.js';
 import { requestKey } from './advisory-keys.js';
-import { unlockExclusive, unlockShared, unlockSlot } from './advisory-sql.js';
 import { ConnectionMultiplexer } from './connection-multiplexer.js';
 import { type ConnectionSource, ownClients, pooledClients } from './connection-source.js';
 import { FencingSequence } from './fencing-sequence.js';
+import { breakHolds, HoldAdmin, isBroken, monitorGrant } from './hold-admin.js';
 import type { LoseFunction } from './lock-connection.js';
 import { describeError, sqlStateOf, withAddress } from './pg-errors.js';
 import type { PostgresGrant } from './postgres-grant.js';
 import type { ResolvedPostgresOptions } from './postgres-lock-options.js';
 import { ReleaseListener } from './release-listener.js';
 import { waitOnServer } from './server-wait.js';
+import { WeightedSlots } from './weighted-slots.js';
 
 /**
  * PostgreSQL session-level advisory locks as a lockkit backend.
@@ -26,7 +28,8 @@ import { waitOnServer } from './server-wait.js';
  * - Mutex / writer: `pg_advisory_lock`, reader: `pg_advisory_lock_shared` on the same key;
  *   the server queues waiters in order and a queued writer makes new readers wait.
  * - Semaphore: N slot keys; a try takes any free slot, waiters LISTEN for the NOTIFY each
- *   release sends (plus core's safety poll).
+ *   release sends (plus core's safety poll). A weighted request takes the semaphore's gate,
+ *   then all its slots at once, and keeps the gate while it waits (head of line).
  * - Each attempt first tries on a shared session; a caller who will wait then waits
  *   server-side on a session of its own, with `lock_timeout` and cancel requests.
  * - Lost: the session errors or ends, the keepalive misses its deadline, or the backend pid
@@ -42,13 +45,26 @@ export class PostgresLockBackend implements LockBackend<PostgresGrant> {
   readonly #listener: ReleaseListener;
   readonly #waits = new Set<Promise<unknown>>();
   readonly #keyOf = memoizeKeys(requestKey);
+  readonly #weighted: WeightedSlots;
+  readonly #admin: HoldAdmin;
 
   constructor(options: ResolvedPostgresOptions) {
     this.pollIntervalMs = options.pollIntervalMs;
     this.#source = options.pool
       ? pooledClients(options.pool, options.connectTimeoutMs)
       : ownClients(options.connection!);
+    this.sequence = new FencingSequence(
+      options.fencingSequence,
+      options.createFencingSequence,
+      options.holdsTable,
+      options.recordHolds,
+    );
+    const holds = this.sequence.holds;
     this.connections = new ConnectionMultiplexer(this.#source, {
+      holds: {
+        keepaliveText: () => holds.keepaliveText,
+        broken: (connection, tokens) => breakHolds(connection, tokens, holds),
+      },
       sharedConnections: options.sharedConnections,
       maxWaitConnections: options.maxWaitConnections,
       idleTimeoutMs: options.idleTimeoutMs,
@@ -60,12 +76,14 @@ export class PostgresLockBackend implements LockBackend<PostgresGrant> {
       options.idleTimeoutMs,
       options.connectTimeoutMs,
     );
-    this.sequence = new FencingSequence(options.fencingSequence, options.createFencingSequence);
+    this.#weighted = new WeightedSlots(this.connections, this.sequence);
     this.capabilities = {
+      inspection: true,
       crossProcess: true,
+      handOver: false, // advisory locks belong to the session
       leases: false,
       minLeaseMs: Number.POSITIVE_INFINITY, // a hold lasts as long as the session
-      weightedPermits: false,
+      weightedPermits: true, // n slots under the semaphore's gate, kept by a waiting request
       // Mutex and RW waits queue on the server, in order; semaphore waiters race on NOTIFY.
       fifo: false,
       // Session errors/ends are seen at once; a silent session is caught by the keepalive.
@@ -81,6 +99,19 @@ export class PostgresLockBackend implements LockBackend<PostgresGrant> {
           options.keepaliveIntervalMs + options.keepaliveTimeoutMs,
         ) + 250,
     };
+    this.#admin = new HoldAdmin(
+      this.connections,
+      this.sequence,
+      this.capabilities.lostDetectionMs + 1000,
+    );
+  }
+
+  inspect(request: LockRequest): Promise<BackendLockState> {
+    return this.#admin.inspect(request, this.#keyOf(request));
+  }
+
+  forceRelease(request: LockRequest): Promise<number> {
+    return this.#admin.forceRelease(request, this.#keyOf(request));
   }
 
   tryAcquire(request: LockRequest, wait: WaitContext): Promise<PostgresGrant | null> {
@@ -92,6 +123,7 @@ export class PostgresLockBackend implements LockBackend<PostgresGrant> {
   async #acquire(request: LockRequest, wait: WaitContext): Promise<PostgresGrant | null> {
     const requestKey = this.#keyOf(request);
     if (request.kind === 'semaphore') {
+      if ((request.permits ?? 1) > 1) return this.#weighted.attempt(request, requestKey, wait);
       return attemptSlot(this.connections, this.sequence, request, requestKey);
     }
     const key = requestKey.text;
@@ -125,22 +157,20 @@ export class PostgresLockBackend implements LockBackend<PostgresGrant> {
 
   async release(request: LockRequest, grant: PostgresGrant): Promise<boolean> {
     const { connection } = grant;
+    if (isBroken(grant)) return false; // the keepalive unlocks it (an operator broke it)
     if (!connection.usable || connection.held.get(grant.key) !== grant) {
       forgetGrant(grant);
       return false;
     }
+    const { holds } = this.sequence;
     try {
       for (let attempt = 0; ; attempt++) {
         try {
-          const result = grant.semaphore
-            ? await connection.query<{ released: boolean }>(unlockSlot, [
-                grant.key,
-                grant.semaphore.channel,
-              ])
-            : await connection.query<{ released: boolean }>(
-                grant.shared ? unlockShared : unlockExclusive,
-                [grant.key],
-              );
+          const unlock = holds.unlockGrant(grant);
+          const result = await connection.query<{ released: boolean }>(
+            unlock.statement,
+            unlock.values,
+          );
           return result.rows[0]?.released === true;
         } catch (error) {
           // A server-side error (no transport failure) is retried once; after that the
@@ -159,12 +189,13 @@ export class PostgresLockBackend implements LockBackend<PostgresGrant> {
   }
 
   monitor(_request: LockRequest, grant: PostgresGrant, lose: LoseFunction): () => void {
-    return grant.connection.watchLoss(grant, lose);
+    return monitorGrant(grant, lose);
   }
 
   async close(): Promise<void> {
     // Waits end promptly (core aborted them); let them finish their cancel + try-unlock.
     while (this.#waits.size > 0) await Promise.allSettled(this.#waits);
+    while (this.#weighted.pending.size > 0) await Promise.allSettled(this.#weighted.pending);
     await this.#listener.close();
     await this.connections.close();
   }

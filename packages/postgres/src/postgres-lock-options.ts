@@ -4,6 +4,7 @@ import {
   checkOptionKeys,
   type LockProviderOptions,
   numberOption,
+  PROVIDER_OPTION_KEYS,
   stringOption,
 } from '@lockkit/core/backend';
 import type pg from 'pg';
@@ -93,6 +94,23 @@ export interface PostgresLockProviderOptions extends LockProviderOptions {
    */
   readonly createFencingSequence?: boolean | undefined;
   /**
+   * The UNLOGGED table each hold is recorded in (fencing token, key, backend pid, owner,
+   * grant time) for `lock.inspect()` and `lock.forceRelease()`: a lowercase identifier,
+   * optionally schema-qualified. Created with the fencing sequence when
+   * `createFencingSequence` is true; when it is missing and may not be created, holds are
+   * not recorded (inspect then reports them from `pg_locks` without token, owner and since).
+   * @defaultValue 'lockkit_holds'
+   */
+  readonly holdsTable?: string | undefined;
+  /**
+   * Record each hold in `holdsTable` (one insert and one delete per hold, in the statements
+   * that lock and unlock: no round trip, but server work). `false`: nothing is recorded or
+   * created; inspect reports holds from `pg_locks` without token, owner and since, and
+   * forceRelease can only end the holders' sessions.
+   * @defaultValue true
+   */
+  readonly recordHolds?: boolean | undefined;
+  /**
    * `application_name` of the connections the provider opens from `connection` (unless the
    * connection options set one), so they are easy to find in `pg_stat_activity`.
    * @defaultValue 'lockkit'
@@ -114,6 +132,9 @@ export interface ResolvedPostgresOptions {
   readonly pollIntervalMs: number;
   readonly fencingSequence: string;
   readonly createFencingSequence: boolean;
+  readonly holdsTable: string;
+  readonly recordHolds: boolean;
+  readonly owner: string | undefined;
 }
 
 const knownKeys = [
@@ -130,7 +151,10 @@ const knownKeys = [
   'fencingSequence',
   'createFencingSequence',
   'applicationName',
-] as const;
+  'holdsTable',
+  'recordHolds',
+  ...PROVIDER_OPTION_KEYS,
+];
 
 /** Validates options (throws InvalidArgumentError) and fills in defaults. */
 export function resolvePostgresOptions(
@@ -159,6 +183,12 @@ export function resolvePostgresOptions(
     options.createFencingSequence,
     true,
   );
+  const holdsTable = stringOption('holdsTable', options.holdsTable, 'lockkit_holds');
+  if (!/^[a-z_][a-z0-9_]{0,50}(\.[a-z_][a-z0-9_]{0,50})?$/.test(holdsTable)) {
+    throw new InvalidArgumentError(
+      `holdsTable must be a lowercase identifier, optionally schema-qualified (got ${JSON.stringify(holdsTable)})`,
+    );
+  }
   const connectTimeoutMs = numberOption('connectTimeoutMs', options.connectTimeoutMs, {
     default: 5000,
     min: 10,
@@ -201,6 +231,9 @@ export function resolvePostgresOptions(
     }),
     fencingSequence,
     createFencingSequence,
+    holdsTable,
+    recordHolds: booleanOption('recordHolds', options.recordHolds, true),
+    owner: options.owner,
   });
 }
 

@@ -28,7 +28,7 @@ export class PostgresLockProvider extends LockProvider<PostgresGrant> {
   constructor(options: PostgresLockProviderOptions) {
     const resolved = resolvePostgresOptions(options);
     const backend = new PostgresLockBackend(resolved);
-    super(backend, { namespace: resolved.namespace });
+    super(backend, { namespace: resolved.namespace, owner: resolved.owner });
     this.#postgres = backend;
     this.#transactions = {
       namespace: resolved.namespace,

@@ -1,13 +1,7 @@
 import { BackendUnavailableError, LockDeadlockError } from '@lockkit/core';
 import { type LockRequest, now, type WaitContext } from '@lockkit/core/backend';
 import type pg from 'pg';
-import {
-  unlockExclusive,
-  unlockShared,
-  waitExclusive,
-  waitShared,
-  waitStatement,
-} from './advisory-sql.js';
+import { unlockExclusive, unlockShared, waitStatement } from './advisory-sql.js';
 import { cancellableQuery } from './cancellable-query.js';
 import type { ConnectionMultiplexer } from './connection-multiplexer.js';
 import type { FencingSequence } from './fencing-sequence.js';
@@ -40,16 +34,18 @@ export async function waitOnServer(
     const remaining = finite ? Math.ceil(wait.deadline - now()) : 0; // 0 = no lock_timeout
     if (finite && remaining <= 0) return null;
     if (wait.signal.aborted) return null;
+    const { holds } = sequence;
+    const bound = holds.waitLock(shared, key, String(remaining), sequence.name, request.owner);
     const waiting = connection.untimed
       ? connection
-          .query<{ token: string }>(shared ? waitShared : waitExclusive, [
-            key,
-            String(remaining),
-            sequence.name,
-          ])
+          .query<{ token: string }>(bound.statement, bound.values)
           .then((result) => result.rows[0]!.token)
       : connection
-          .text(waitStatement(BigInt(key), shared, remaining, sequence.name))
+          .text(
+            waitStatement(BigInt(key), shared, remaining, sequence.name, (select) =>
+              holds.recordInline(select, BigInt(key), request.owner),
+            ),
+          )
           .then((results) => tokenOf(results));
     const outcome = await cancellableQuery(
       connection.client,

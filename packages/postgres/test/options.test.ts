@@ -54,9 +54,11 @@ describe('options', () => {
     expect(provider.backend).toBe('postgres');
     expect(provider.capabilities).toEqual({
       crossProcess: true,
+      handOver: false,
+      inspection: true,
       leases: false,
       minLeaseMs: Number.POSITIVE_INFINITY,
-      weightedPermits: false,
+      weightedPermits: true,
       fifo: false,
       lostDetectionMs: 3000,
       abandonedReleaseMs: 1300,

@@ -1,5 +1,5 @@
 import { describe, expect, inject, it } from 'vitest';
-import { advisoryKey, slotKey } from '../src/index.js';
+import { advisoryKey, gateKey, slotKey } from '../src/index.js';
 import {
   advisoryLocks,
   Harness,
@@ -33,6 +33,37 @@ describe('semaphore: N slot keys + LISTEN/NOTIFY', () => {
     for (let slot = 0; slot < 3; slot++) {
       expect(await advisoryLocks(admin, slotKey(base, slot))).toEqual([]);
     }
+  });
+
+  it('a weighted grant holds n slot keys; a waiting one holds the gate, and gives it up with the wait', async () => {
+    const name = uniqueName('weighted');
+    const [p1, p2, p3] = [harness.provider(), harness.provider(), harness.provider()];
+    const admin = await harness.client();
+    const base = advisoryKey('', 'semaphore', name);
+    const gate = gateKey(base);
+    const three = await p1.createSemaphore(name, 4).acquire({ permits: 3 });
+    const held = [];
+    for (let slot = 0; slot < 4; slot++)
+      held.push(...(await advisoryLocks(admin, slotKey(base, slot))));
+    expect(held.map((row) => row.pid)).toEqual(Array(3).fill(p1.backendPidOf(three)));
+    expect(await advisoryLocks(admin, gate)).toEqual([]); // granted at once: no gate kept
+    const waiting = p2
+      .createSemaphore(name, 4)
+      .acquire({ permits: 2, timeout: 400 * timeScale })
+      .catch((error: unknown) => error);
+    await waitFor(async () => (await advisoryLocks(admin, gate)).length === 1, 5000, 'the gate');
+    // One permit is free, yet a later one-permit request does not pass the waiting two.
+    expect(await p3.createSemaphore(name, 4).tryAcquire()).toBeNull();
+    expect((await waiting) as Error).toHaveProperty('name', 'LockTimeoutError');
+    await waitFor(async () => (await advisoryLocks(admin, gate)).length === 0, 5000, 'no gate');
+    const one = await p3.createSemaphore(name, 4).tryAcquire();
+    expect(one).not.toBeNull();
+    expect(await three.release()).toBe(true);
+    for (let slot = 0; slot < 4; slot++) {
+      const rows = await advisoryLocks(admin, slotKey(base, slot));
+      expect(rows.every((row) => row.pid === p3.backendPidOf(one!))).toBe(true);
+    }
+    expect(await one!.release()).toBe(true);
   });
 
   it('one session holds several permits of one semaphore without stacking a slot', async () => {

@@ -1,3 +1,4 @@
+import { BackendUnavailableError } from '@lockkit/core';
 import { now } from '@lockkit/core/backend';
 import type { RedisLockKeys } from './redis-keys.js';
 import { redrawCall } from './redis-lock-calls.js';
@@ -42,13 +43,14 @@ export async function agreeOnToken(
   quorum: number,
   votes: Votes,
   validUntil: number,
+  holdToken: string,
 ): Promise<Agreement> {
   let token = largestDraw(votes);
   let round = votes;
   const started = now();
   for (let redraws = 0; grantsAt(round, token) < quorum; redraws += 1) {
     if (redraws === maxRedraws) return { agreed: false, votes: round, contended: true };
-    round = await nodes.vote(quorum, redrawCall(keys, String(token)), isGrant, started);
+    round = await nodes.vote(quorum, redrawCall(keys, String(token), holdToken), isGrant, started);
     const drawn = round.filter((vote) => vote?.ok === true && isGrant(vote.value)).length;
     if (drawn < quorum || now() >= validUntil) {
       return { agreed: false, votes: round, contended: false };
@@ -56,4 +58,12 @@ export async function agreeOnToken(
     token = largestDraw(round);
   }
   return { agreed: true, token };
+}
+
+/** Concurrent grants of the name kept drawing between our redraws: try again later. */
+export function contendedError(lockName: string): BackendUnavailableError {
+  return new BackendUnavailableError(
+    `Redis acquire of "${lockName}": the nodes' fencing counters did not agree after ${maxRedraws} redraws (concurrent grants)`,
+    { lockName, retryable: true },
+  );
 }

@@ -9,10 +9,14 @@ export function redisCapabilities(
   const boundMs = options.leaseMs + options.commandTimeoutMs + 250;
   return Object.freeze({
     crossProcess: true,
+    // A hold is keys with our random owner id and a lease: a resumer extends it by that id.
+    handOver: true,
     leases: true,
     // A per-acquire lease must leave room for an extension: commandTimeoutMs <= lease / 3.
     minLeaseMs: Math.max(100, Math.ceil(3 * options.commandTimeoutMs)),
-    weightedPermits: false,
+    weightedPermits: true, // n members per grant; a waiting weighted request reserves its turn
+    // Holds carry an inspection record; a break is seen at the holder's next extension.
+    inspection: true,
     fifo: false,
     lostDetectionMs: boundMs,
     abandonedReleaseMs: boundMs,

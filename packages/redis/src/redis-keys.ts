@@ -17,6 +17,13 @@ export interface RedisLockKeys {
   readonly writersWaiting: string;
   /** `lockkit:{tag}:waiters` — mutex, semaphore: providers waiting, scored by registration expiry. */
   readonly waiters: string;
+  /** `lockkit:{tag}:reservations` — semaphore: waiting weighted requests' ids, scored by expiry. */
+  readonly reservations: string;
+  /**
+   * `lockkit:{tag}:holds` — a hash, hold token → `<fencing token>:<since ms>:<owner>`, for
+   * `inspect()`: written by the grant's script, removed by its release, expiring with the holds.
+   */
+  readonly holds: string;
   /** `lockkit:{tag}:fence` — the fencing counter: INCR on every grant, never deleted. */
   readonly fence: string;
   /** `lockkit:{tag}:released` — pub/sub channel a release publishes on (not a key). */
@@ -37,6 +44,8 @@ export function redisLockKeys(namespace: string, kind: LockKind, name: string): 
     readers: `${base}:readers`,
     writersWaiting: `${base}:writers-waiting`,
     waiters: `${base}:waiters`,
+    reservations: `${base}:reservations`,
+    holds: `${base}:holds`,
     fence: `${base}:fence`,
     channel: `${base}:released`,
     cancel: (token) => `${base}:cancel:${token}`,

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { BackendUnavailableError, type Capabilities } from '@lockkit/core';
 import {
-  type Grant,
-  type LeaseInfo,
+  type BackendLockState,
   type LockBackend,
   type LockRequest,
   memoizeKeys,
@@ -10,8 +9,11 @@ import {
   type ReleaseWatch,
   type WaitContext,
 } from '@lockkit/core/backend';
-import { agreeOnToken, maxRedraws } from './fence-agreement.js';
+import { agreeOnToken, contendedError } from './fence-agreement.js';
 import { redisCapabilities } from './redis-capabilities.js';
+import type { RedisGrant } from './redis-grant.js';
+import { exportRedisGrant, type RedisResumeGrant, resumeRedisGrant } from './redis-hand-over.js';
+import { breakNodes, inspectNodes } from './redis-inspection.js';
 import { type RedisLockKeys, redisLockKeys } from './redis-keys.js';
 import {
   acquireCall,
@@ -30,17 +32,9 @@ import { clockDriftMs, semaphoreQuorumOf } from './redlock-quorum.js';
 import { ReleaseSubscriber } from './release-subscriber.js';
 import { isGrant, isGrantVote, isYes, refusalHintMs } from './script-replies.js';
 import { WaiterWakeup } from './waiter-wakeup.js';
-import { noMarker, WriterMarkers } from './writer-markers.js';
+import { WaitMarkers } from './writer-markers.js';
 
-/** A Redis grant: the holder's random token on every node, and its lease. */
-export interface RedisGrant extends Grant {
-  readonly fencingToken: bigint;
-  readonly lease: LeaseInfo;
-  /** Random per attempt: identifies this hold on every node. */
-  readonly token: string;
-  /** Redlock: the token as a decimal string, raised on every node by extend/release ('' on one node). */
-  readonly fenceFloor: string;
-}
+export type { RedisGrant } from './redis-grant.js';
 
 const noRegistration: WaiterRegistration = { providerId: '', registerMs: 0, last: false };
 
@@ -58,7 +52,7 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
   readonly #nodes: RedisNodeSet;
   readonly #subscribers: readonly ReleaseSubscriber[];
   readonly #waiters = new WeakMap<LockRequest, WaiterWakeup>();
-  readonly #writerMarkers: WriterMarkers;
+  readonly #markers: WaitMarkers;
   /** This provider's id in waiters sets and release messages. */
   readonly #providerId = randomUUID();
   /** How long a waiter registration or writer marker lasts without a refresh by a retry. */
@@ -78,14 +72,16 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
     this.pollIntervalMs = options.pollIntervalMs;
     this.#registrationMs = Math.ceil(options.pollIntervalMs * 2.5 + options.commandTimeoutMs);
     this.#notWaiting = { providerId: this.#providerId, registerMs: 0, last: false };
-    this.#writerMarkers = new WriterMarkers(this.#registrationMs, (keys, waiterId) =>
-      this.#nodes.everywhere(
-        (node) => withdrawCall(keys, waiterId, this.#channelOf(node, keys)),
-        () => false,
-      ),
+    this.#markers = new WaitMarkers(this.#registrationMs, (keys, key, waiterId) =>
+      this.#withdraw(keys, key, waiterId, () => false),
     );
     this.capabilities = redisCapabilities(options, ack?.timeoutMs ?? 0);
   }
+
+  // Hand-over (redis-hand-over.ts).
+  readonly exportGrant: typeof exportRedisGrant = exportRedisGrant;
+  readonly resumeGrant: RedisResumeGrant = (...args) =>
+    resumeRedisGrant(this, this.#options, this.#nodes.size, ...args);
 
   /** The nodes (one per configured node, in order). */
   get nodes(): readonly RedisNode[] {
@@ -101,8 +97,10 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
     const leaseMs = request.leaseMs ?? this.#options.leaseMs;
     const keys = this.keysOf(request);
     const token = randomUUID();
-    const marker = request.kind === 'write' ? this.#writerMarkers.markerOf(keys, wait) : noMarker;
-    const call = acquireCall(request, keys, token, leaseMs, marker, this.#registration(request));
+    const marker = this.#markers.markerOf(request, keys, wait);
+    const registration = this.#registration(request);
+    const call = (node: RedisNode) =>
+      acquireCall(request, keys, token, leaseMs, marker, registration, this.#channelOf(node, keys));
     const quorum = this.#quorumOf(request);
     const started = now();
     // No race with wait.signal here: building that signal costs more than the rest of an
@@ -130,21 +128,19 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
       const waiter = this.#waiters.get(request);
       if (waiter) waiter.granted = true;
       if (marker.markerMs > 0 && this.#nodes.size > 1) {
-        // Our marker may linger on nodes that did not grant: take it away there.
-        this.#nodes.everywhere(
-          (node) => withdrawCall(keys, marker.waiterId, this.#channelOf(node, keys)),
-          (index) => isGrantVote(votes[index]),
-        );
+        // Our marker or reservation may linger on nodes that did not grant: take it away there.
+        const key = WaitMarkers.keyOf(request, keys);
+        this.#withdraw(keys, key, marker.waiterId, (index) => isGrantVote(votes[index]));
       }
       if (this.#nodes.size > 1) {
         // The token is a value a quorum returned to THIS grant in one round (see
         // fence-agreement.ts): the largest counter alone repeats when two shared grants are
         // counted in opposite orders. In the steady state the acquire round already agrees.
-        const agreement = await agreeOnToken(this.#nodes, keys, quorum, votes, validUntil);
+        const agreement = await agreeOnToken(this.#nodes, keys, quorum, votes, validUntil, token);
         if (!agreement.agreed) {
           this.#undo(request, keys, token, votes);
           // No quorum decided it: core's outage policy retries or fails the call.
-          if (agreement.contended) throw this.#contended(request.name);
+          if (agreement.contended) throw contendedError(request.name);
           throw this.#nodes.unavailable(request.name, 'acquire', agreement.votes);
         }
         fencingToken = agreement.token;
@@ -234,6 +230,16 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
     return validUntil;
   }
 
+  inspect(request: LockRequest): Promise<BackendLockState> {
+    return inspectNodes(this.#nodes, request, this.keysOf(request), this.#quorumOf(request));
+  }
+
+  forceRelease(request: LockRequest): Promise<number> {
+    const keys = this.keysOf(request);
+    const channelOf = (node: RedisNode): ReleaseChannel => this.#channelOf(node, keys);
+    return breakNodes(this.#nodes, request, keys, this.#quorumOf(request), channelOf);
+  }
+
   /** Drops the subscribers and QUITs owned clients; commands already written still run. */
   close(): Promise<void> {
     for (const subscriber of this.#subscribers) subscriber.close();
@@ -243,8 +249,7 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
 
   /**
    * Mutex and semaphore: keep this provider in the lock's waiters set while a request of it
-   * waits (registered by each refused retry), and take it out with the grant of its last one.
-   * A first attempt (not waiting yet) leaves the set alone.
+   * waits (each refused retry registers), out with its last one's grant; a first try does not.
    */
   #registration(request: LockRequest): WaiterRegistration {
     if (!wakesOneProvider(request)) return noRegistration;
@@ -253,6 +258,19 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
     const channel = this.#channelOf(this.#nodes.nodes[0] as RedisNode, this.keysOf(request));
     const others = (this.#subscribers[0]?.listenerCount(channel.name) ?? 0) - 1;
     return { providerId: this.#providerId, registerMs: this.#registrationMs, last: others <= 0 };
+  }
+
+  /** Takes a marker or reservation (in `key`) away on every node but the skipped ones. */
+  #withdraw(
+    keys: RedisLockKeys,
+    key: string,
+    waiterId: string,
+    skip: (index: number) => boolean,
+  ): void {
+    this.#nodes.everywhere(
+      (node) => withdrawCall(keys, key, waiterId, this.#channelOf(node, keys)),
+      skip,
+    );
   }
 
   /** Nodes that must agree: a majority, or more for a semaphore (see semaphoreQuorumOf). */
@@ -265,14 +283,6 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
   /** The release channel on a node: ioredis prefixes KEYS but not channels, so we do. */
   #channelOf(node: RedisNode, keys: RedisLockKeys): ReleaseChannel {
     return { name: node.keyPrefix + keys.channel, publish: node.sharded ? 'SPUBLISH' : 'PUBLISH' };
-  }
-
-  /** Concurrent grants of the name kept drawing between our redraws: try again later. */
-  #contended(lockName: string): BackendUnavailableError {
-    return new BackendUnavailableError(
-      `Redis acquire of "${lockName}": the nodes' fencing counters did not agree after ${maxRedraws} redraws (concurrent grants)`,
-      { lockName, retryable: true },
-    );
   }
 
   /** Undoes an attempt on every node that granted it or may have (a busy node did not). */

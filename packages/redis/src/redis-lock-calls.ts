@@ -13,6 +13,7 @@ import {
   extendMember,
   extendString,
   releaseMember,
+  releasePermits,
   releaseString,
   unregisterWaiter,
   withdrawWriter,
@@ -28,7 +29,10 @@ export interface ReleaseChannel {
   readonly publish: 'PUBLISH' | 'SPUBLISH';
 }
 
-/** A waiting writer's marker: its id and how long it lasts without a refresh (0 = none). */
+/**
+ * A waiting writer's marker, or a waiting weighted semaphore request's reservation: its id and
+ * how long it lasts without a refresh (0 = none).
+ */
 export interface WriterMarker {
   readonly waiterId: string;
   readonly markerMs: number;
@@ -53,8 +57,11 @@ export function acquireCall(
   leaseMs: number,
   marker: WriterMarker,
   waiter: WaiterRegistration,
+  channel: ReleaseChannel,
 ): ScriptCall {
-  const call = acquireScriptCall(request, keys, token, leaseMs, marker, waiter);
+  // The hold's inspection record: grant time (our clock) and owner; the script adds the token.
+  const info = `${Date.now()}:${request.owner ?? ''}`;
+  const call = acquireScriptCall(request, keys, token, leaseMs, marker, waiter, channel, info);
   // A grant also incremented the fencing counter: both must reach the replicas.
   return { script: call.script, keys: call.keys, args: call.args, acknowledge: isGrant };
 }
@@ -66,8 +73,11 @@ function acquireScriptCall(
   leaseMs: number,
   marker: WriterMarker,
   waiter: WaiterRegistration,
+  channel: ReleaseChannel,
+  info: string,
 ): ScriptCall {
   const cancel = keys.cancel(token);
+  const reservation = marker; // a semaphore's reservation travels as its marker
   // The waiters set is only touched by an attempt that registers or unregisters this provider.
   const touchesWaiters = waiter.registerMs > 0 || waiter.last;
   switch (request.kind) {
@@ -75,42 +85,54 @@ function acquireScriptCall(
       return touchesWaiters
         ? {
             script: acquireMutex,
-            keys: [keys.lock, keys.fence, cancel, keys.waiters],
-            args: [token, leaseMs, waiter.providerId, waiter.registerMs, waiter.last ? '1' : '0'],
-          }
-        : { script: acquireMutex, keys: [keys.lock, keys.fence, cancel], args: [token, leaseMs] };
-    case 'semaphore': {
-      const { maxCount } = request;
-      return touchesWaiters
-        ? {
-            script: acquireSemaphore,
-            keys: [keys.lock, keys.fence, cancel, keys.waiters],
+            keys: [keys.lock, keys.fence, cancel, keys.holds, keys.waiters],
             args: [
               token,
               leaseMs,
-              maxCount,
+              info,
               waiter.providerId,
               waiter.registerMs,
               waiter.last ? '1' : '0',
             ],
           }
         : {
-            script: acquireSemaphore,
-            keys: [keys.lock, keys.fence, cancel],
-            args: [token, leaseMs, maxCount],
+            script: acquireMutex,
+            keys: [keys.lock, keys.fence, cancel, keys.holds],
+            args: [token, leaseMs, info],
           };
+    case 'semaphore': {
+      const { maxCount } = request;
+      const args = [
+        token,
+        leaseMs,
+        maxCount,
+        info,
+        request.permits ?? 1,
+        reservation.waiterId,
+        reservation.markerMs,
+        channel.name,
+        channel.publish,
+      ];
+      const semaphoreKeys = [keys.lock, keys.fence, cancel, keys.holds, keys.reservations];
+      return touchesWaiters
+        ? {
+            script: acquireSemaphore,
+            keys: [...semaphoreKeys, keys.waiters],
+            args: [...args, waiter.providerId, waiter.registerMs, waiter.last ? '1' : '0'],
+          }
+        : { script: acquireSemaphore, keys: semaphoreKeys, args };
     }
     case 'read':
       return {
         script: acquireRead,
-        keys: [keys.lock, keys.readers, keys.writersWaiting, keys.fence, cancel],
-        args: [token, leaseMs],
+        keys: [keys.lock, keys.readers, keys.writersWaiting, keys.fence, cancel, keys.holds],
+        args: [token, leaseMs, info],
       };
     case 'write':
       return {
         script: acquireWrite,
-        keys: [keys.lock, keys.readers, keys.writersWaiting, keys.fence, cancel],
-        args: [token, leaseMs, marker.waiterId, marker.markerMs],
+        keys: [keys.lock, keys.readers, keys.writersWaiting, keys.fence, cancel, keys.holds],
+        args: [token, leaseMs, marker.waiterId, marker.markerMs, info],
       };
   }
 }
@@ -142,23 +164,42 @@ export function releaseCall(
   tombstoneMs: number,
   fenceFloor: string,
 ): ScriptCall {
+  const { name, publish } = channel;
+  if (request.kind === 'semaphore') {
+    const permits = request.permits ?? 1;
+    const base = [keys.lock, keys.waiters, keys.reservations, keys.holds];
+    if (tombstoneMs === 0 && fenceFloor === '') {
+      return { script: releasePermits, keys: base, args: [token, name, publish, permits] };
+    }
+    return {
+      script: releasePermits,
+      keys: [...base, keys.fence, keys.cancel(token)],
+      args: [token, name, publish, permits, tombstoneMs, fenceFloor],
+    };
+  }
   const script = holdIsMember(request) ? releaseMember : releaseString;
   const hold = holdKey(request, keys);
   const targeted = wakesOneProvider(request) ? '1' : '0';
-  const { name, publish } = channel;
   if (tombstoneMs === 0 && fenceFloor === '') {
-    return { script, keys: [hold, keys.waiters], args: [token, name, targeted, publish] };
+    return {
+      script,
+      keys: [hold, keys.waiters, keys.holds],
+      args: [token, name, targeted, publish],
+    };
   }
   return {
     script,
-    keys: [hold, keys.waiters, keys.fence, keys.cancel(token)],
+    keys: [hold, keys.waiters, keys.holds, keys.fence, keys.cancel(token)],
     args: [token, name, targeted, publish, tombstoneMs, fenceFloor],
   };
 }
 
-/** Redlock: lift the fencing counter to `floor` and draw the next value (see redrawFence). */
-export function redrawCall(keys: RedisLockKeys, floor: string): ScriptCall {
-  return { script: redrawFence, keys: [keys.fence], args: [floor] };
+/**
+ * Redlock: lift the fencing counter to `floor` and draw the next value for the hold `token`
+ * (see redrawFence).
+ */
+export function redrawCall(keys: RedisLockKeys, floor: string, token: string): ScriptCall {
+  return { script: redrawFence, keys: [keys.fence, keys.holds], args: [floor, token] };
 }
 
 /** Token-checked lease extension to `leaseMs` from now. */
@@ -171,8 +212,11 @@ export function extendCall(
 ): ScriptCall {
   return {
     script: holdIsMember(request) ? extendMember : extendString,
-    keys: [holdKey(request, keys), keys.fence],
-    args: [token, leaseMs, fenceFloor],
+    keys: [holdKey(request, keys), keys.fence, keys.holds],
+    args:
+      request.kind === 'semaphore' && (request.permits ?? 1) > 1
+        ? [token, leaseMs, fenceFloor, request.permits ?? 1]
+        : [token, leaseMs, fenceFloor],
     // The new expiry (and a raised fence) must reach the replicas, or a promoted one would
     // free the lock earlier than the holder believes.
     acknowledge: ran,
@@ -193,15 +237,19 @@ export function unregisterCall(
   };
 }
 
-/** A waiting writer gives up: its marker goes and the readers it held back are woken. */
+/**
+ * A waiting writer gives up: its marker goes and the readers it held back are woken; or a
+ * waiting weighted semaphore request (`key`: the reservations set) gives up its reservation.
+ */
 export function withdrawCall(
   keys: RedisLockKeys,
+  key: string,
   waiterId: string,
   channel: ReleaseChannel,
 ): ScriptCall {
   return {
     script: withdrawWriter,
-    keys: [keys.writersWaiting],
-    args: [waiterId, channel.name, channel.publish],
+    keys: [key],
+    args: [waiterId, channel.name, channel.publish, key === keys.reservations ? '!' : '*'],
   };
 }

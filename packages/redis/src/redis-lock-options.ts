@@ -97,6 +97,7 @@ const knownKeys = [
   'pollIntervalMs',
   'minReplicas',
   'replicaTimeoutMs',
+  'owner',
 ] as const;
 
 /** Validates options (throws InvalidArgumentError) and fills in defaults. */

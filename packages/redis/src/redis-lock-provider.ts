@@ -16,7 +16,7 @@ export class RedisLockProvider extends LockProvider<RedisGrant> {
   constructor(options: RedisLockProviderOptions = {}) {
     const resolved = resolveRedisOptions(options);
     const backend = new RedisLockBackend(resolved);
-    super(backend, { namespace: resolved.namespace });
+    super(backend, { namespace: resolved.namespace, owner: options.owner });
     this.#backend = backend;
     this.leaseMs = resolved.leaseMs;
   }

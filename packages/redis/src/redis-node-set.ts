@@ -74,6 +74,22 @@ export class RedisNodeSet {
   }
 
   /**
+   * Runs a call on every node at once and resolves every node's answer (each within the
+   * command timeout): for reads and breaks that must hear from all the nodes they can.
+   */
+  async all(call: (node: RedisNode) => ScriptCall): Promise<Votes> {
+    return Promise.all(
+      this.nodes.map((node) => {
+        const { script, keys, args, acknowledge } = call(node);
+        return node.run(script, keys, args, this.#commandTimeoutMs, now(), acknowledge).then(
+          (value): Vote<unknown> => ({ ok: true, value }),
+          (error: unknown): Vote<unknown> => ({ ok: false, error }),
+        );
+      }),
+    );
+  }
+
+  /**
    * For replies 1 (yes) / 0 (no): true when `quorum` nodes said yes, false when more than
    * N − quorum definitively said no, undefined when failures leave it unknown.
    */

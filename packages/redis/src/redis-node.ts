@@ -56,6 +56,12 @@ export class RedisNode {
   readonly #deadlines = new DeadlineTimer({ keepAlive: false });
   /** Replica acknowledgement of writes that ask for it (undefined: none, `minReplicas` 0). */
   readonly #ack: ReplicaAck | undefined;
+  /** A write was not confirmed by enough replicas (Sentinel only; see run). */
+  #unconfirmed = false;
+  /** Settles once a connection we dropped has closed (see #leave). */
+  #leaving: Promise<void> | undefined;
+  /** An owned client that finds its primary through Sentinel (it asks again on each connect). */
+  readonly #viaSentinels: boolean;
 
   constructor(
     spec: string | RedisOptions | RedisClient,
@@ -72,8 +78,12 @@ export class RedisNode {
       this.client = spec;
       this.owned = false;
     }
-    const options = this.client.options as { keyPrefix?: string | undefined };
+    const options = this.client.options as {
+      keyPrefix?: string | undefined;
+      sentinels?: readonly unknown[] | null;
+    };
     this.keyPrefix = options.keyPrefix ?? '';
+    this.#viaSentinels = this.owned && (options.sentinels?.length ?? 0) > 0;
     this.sharded = isCluster(this.client);
     const address = addressOf(this.client);
     this.label = count === 1 ? `Redis ${address}` : `Redis node ${index} (${address})`;
@@ -125,7 +135,7 @@ export class RedisNode {
       const failed = (error: unknown): void => {
         const replied = error instanceof Error && error.name === 'ReplyError';
         // A demoted primary (Sentinel failover): ask the Sentinels again on the next command.
-        if (this.owned && messageOf(error).startsWith('READONLY')) this.client.disconnect();
+        if (this.owned && messageOf(error).startsWith('READONLY')) this.#leave();
         const message = `${this.label} failed ${script.name}: ${messageOf(error)}`;
         finish(new NodeCommandError(message, !replied, error));
       };
@@ -135,7 +145,11 @@ export class RedisNode {
         sendScript(this.client, script, keys, args, ack).then((outcome) => {
           const { reply, acknowledged = 0, waitError } = outcome;
           if (ack && acknowledged < ack.replicas && acknowledge?.(reply)) {
-            // Written but not confirmed: the caller undoes it (mayHaveRun).
+            // Written but not confirmed: the caller undoes it (mayHaveRun), here. Through
+            // Sentinel, this node may be a primary the Sentinels already replaced (it learns
+            // only when they demote it, ~10 s after a SENTINEL FAILOVER): the next write that
+            // needs confirming asks them again.
+            if (this.#viaSentinels) this.#unconfirmed = true;
             const what = waitError === undefined ? '' : ` (WAIT failed: ${messageOf(waitError)})`;
             const cause =
               waitError ??
@@ -148,7 +162,13 @@ export class RedisNode {
         }, failed);
       };
       if (this.#inFlight++ === 0 && this.owned) streamOf(this.client)?.ref();
-      if (this.client.status === 'ready') send();
+      if (this.#unconfirmed && acknowledge !== undefined) {
+        this.#unconfirmed = false;
+        this.#leave();
+      }
+      const leaving = this.#leaving;
+      if (leaving) leaving.then(() => this.#connected()).then(send, finish);
+      else if (this.client.status === 'ready') send();
       else this.#connected().then(send, finish);
     });
   }
@@ -175,6 +195,22 @@ export class RedisNode {
         client.disconnect();
       },
     );
+  }
+
+  /**
+   * Drops an owned client's connection so the next command connects again (through the
+   * Sentinels: to the primary they name now); commands issued before it has closed wait.
+   */
+  #leave(): void {
+    const client = this.client;
+    if (this.#leaving || client.status === 'end' || client.status === 'wait') return;
+    this.#leaving = new Promise<void>((resolve) => {
+      client.once('end', () => {
+        this.#leaving = undefined;
+        resolve();
+      });
+    });
+    client.disconnect();
   }
 
   /**

@@ -17,7 +17,9 @@ import { isCluster, type RedisClient } from './redis-clients.js';
  * A message names the provider it is for (a mutex or semaphore release wakes the provider that
  * waited longest) or is '*' (everyone). Within the provider there is no thundering herd either:
  * a message wakes every shared waiter (readers) but only the longest-waiting exclusive one
- * (mutex, writer, permit), who passes the wake-up on if it leaves without the lock.
+ * (mutex, writer, permit), who passes the wake-up on if it leaves without the lock. A '!'
+ * wakes every waiter: a weighted semaphore's release may let several in, and a waiting weighted
+ * request's reservation holds back the others, so the one woken might not be the one to go.
  */
 export class ReleaseSubscriber {
   readonly #source: RedisClient;
@@ -157,9 +159,10 @@ export class ReleaseSubscriber {
       : source.duplicate(overrides);
     connection.on('error', noop); // a dropped subscriber only costs wake-ups; the poll covers it
     connection.on(this.#sharded ? 'smessage' : 'message', (channel: string, message: string) => {
-      if (message !== '*' && message !== this.#providerId) return;
+      const all = message === '!';
+      if (message !== '*' && message !== this.#providerId && !all) return;
       const known = this.#channels.get(channel);
-      if (known) wake(known, true);
+      if (known) wake(known, true, all);
     });
     this.#connection = connection;
     return connection;
@@ -177,11 +180,12 @@ interface Channel {
   linger: NodeJS.Timeout | undefined;
 }
 
-/** Wakes the first exclusive listener, and every shared one when `shared`. */
-function wake(channel: Channel, shared: boolean): void {
+/** Wakes the first exclusive listener (every one with `all`), and every shared one when `shared`. */
+function wake(channel: Channel, shared: boolean, all = false): void {
   let exclusiveWoken = false;
   for (const [listener, isShared] of channel.listeners) {
-    if (isShared ? shared : !exclusiveWoken) {
+    if (all) listener();
+    else if (isShared ? shared : !exclusiveWoken) {
       listener();
       if (!isShared) exclusiveWoken = true;
       if (exclusiveWoken && !shared) return;

@@ -1,5 +1,5 @@
-import type { Redis } from 'ioredis';
-import type { RedisClient } from './redis-clients.js';
+import type { Cluster, Redis } from 'ioredis';
+import { isCluster, type RedisClient } from './redis-clients.js';
 import type { LuaScript } from './scripts/lua-script.js';
 
 /** A script with its KEYS and ARGV, ready to run on a node. */
@@ -69,12 +69,28 @@ export async function sendScript(
     if (waitError) return { reply, acknowledged: 0, waitError };
     return { reply, acknowledged: Number(acknowledged) };
   };
+  const withSource = async (): Promise<ScriptOutcome> => {
+    try {
+      return await pipelined(false);
+    } catch (error) {
+      if (!isNoScript(error)) throw error;
+      return pipelined(true);
+    }
+  };
   try {
-    return await pipelined(false);
+    return await withSource();
   } catch (error) {
-    if (!isNoScript(error)) throw error;
-    return pipelined(true);
+    // ioredis follows a MOVED inside a pipeline only if its other commands are read-only, and
+    // WAIT is not: the slot moved (resharding, failover), so learn where to and send again.
+    if (!isCluster(client) || !isRedirect(error)) throw error;
+    await new Promise<void>((resolve) => (client as Cluster).refreshSlotsCache(() => resolve()));
+    return withSource();
   }
+}
+
+/** A Cluster redirection: the slot moved (MOVED) or is moving (ASK: retried once it moved). */
+function isRedirect(error: unknown): boolean {
+  return error instanceof Error && /^(MOVED|ASK) /.test(error.message);
 }
 
 function isNoScript(error: unknown): boolean {

@@ -10,6 +10,7 @@ import {
 } from '../src/index.js';
 import { semaphoreQuorumOf } from '../src/redlock-quorum.js';
 import { acquireMutex } from '../src/scripts/acquire-scripts.js';
+import { inspectHolds } from '../src/scripts/inspect-scripts.js';
 import { releaseString } from '../src/scripts/release-scripts.js';
 import { eventually, scaled, testLeaseMs } from './support.js';
 
@@ -341,6 +342,46 @@ describe('leases and waiting', () => {
     expect(await first.release()).toBe(false);
     expect(await second.release()).toBe(true);
   });
+
+  it('a weighted hold is n members of the holder set, released and extended together', async () => {
+    const p1 = provider();
+    const name = unique('weighted-members');
+    const keys = redisLockKeys('', 'semaphore', name);
+    const raw = client();
+    const held = await p1.createSemaphore(name, 4).acquire({ permits: 3 });
+    const members = await raw.zrange(keys.lock, 0, -1, 'WITHSCORES');
+    const tokens = members.filter((_, index) => index % 2 === 0).sort();
+    expect(tokens).toHaveLength(3);
+    expect(tokens.slice(1).map((token) => token.slice(tokens[0]!.length))).toEqual(['#2', '#3']);
+    expect(new Set(members.filter((_, index) => index % 2 === 1)).size).toBe(1); // one expiry
+    const before = Number(members[1]);
+    expect(await held.extend(testLeaseMs * 3)).toBe(true);
+    const scores = await raw.zrange(keys.lock, 0, -1, 'WITHSCORES');
+    const extended = scores.filter((_, index) => index % 2 === 1).map(Number);
+    expect(extended).toHaveLength(3);
+    for (const score of extended) expect(score).toBeGreaterThan(before + testLeaseMs);
+    expect(await held.release()).toBe(true);
+    expect(await raw.exists(keys.lock)).toBe(0);
+  });
+
+  it("a dead waiter's reservation holds later requests back only until it lapses", async () => {
+    const p1 = provider({ pollIntervalMs: 50 });
+    const name = unique('dead-reservation');
+    const keys = redisLockKeys('', 'semaphore', name);
+    const raw = client();
+    const [seconds, micros] = await raw.time();
+    const lapseAt = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) + scaled(300);
+    // What a weighted waiter that died leaves behind: an old reservation nobody refreshes.
+    await raw.zadd(keys.reservations, lapseAt, '000000000000000:dead');
+    const semaphore = p1.createSemaphore(name, 4);
+    expect(await semaphore.tryAcquire()).toBeNull(); // 4 permits free, yet behind the reservation
+    expect(await semaphore.tryAcquire({ permits: 4 })).toBeNull();
+    const handle = await semaphore.acquire({ permits: 4, timeout: scaled(5000) });
+    const [after, afterMicros] = await raw.time();
+    expect(Number(after) * 1000 + Number(afterMicros) / 1000).toBeGreaterThanOrEqual(lapseAt);
+    expect(await raw.exists(keys.reservations)).toBe(0); // lapsed, and ours went with the grant
+    expect(await handle.release()).toBe(true);
+  });
 });
 
 /** Sends `HELLO 3` (RESP3), then `command`, then PING, on a raw socket; returns `command`'s raw reply. */
@@ -369,22 +410,31 @@ describe('RESP3', () => {
     const keys = keysOf(name);
     const token = 'resp3-token';
     // Both call shapes of each script: with and without its optional trailing keys.
-    const acquire = [acquireMutex.lua, 4, keys.lock, keys.fence, keys.cancel(token), keys.waiters];
+    const { lock, fence, holds, waiters } = keys;
+    const acquire = [acquireMutex.lua, 5, lock, fence, keys.cancel(token), holds, waiters];
     // Granted: the fencing token as an integer (a bulk string from 10^14 on: see the 2^53 test).
-    expect(await resp3Reply(url, ['EVAL', ...acquire, token, 5000, 'p', 0, '0'])).toBe(':1\r\n');
-    const shortAcquire = [acquireMutex.lua, 3, keys.lock, keys.fence, keys.cancel('other')];
-    const busy = await resp3Reply(url, ['EVAL', ...shortAcquire, 'other', 5000]);
+    const info = '1700000000000:owner ✓';
+    expect(await resp3Reply(url, ['EVAL', ...acquire, token, 5000, info, 'p', 0, '0'])).toBe(
+      ':1\r\n',
+    );
+    const shortAcquire = [acquireMutex.lua, 4, lock, fence, keys.cancel('other'), holds];
+    const busy = await resp3Reply(url, ['EVAL', ...shortAcquire, 'other', 5000, info]);
     // Busy with a retry hint of h ms: -2 - h, so at most -2 (h <= 5000 here).
     expect(busy).toMatch(/^:-\d+\r\n$/);
     const hint = -2 - Number(busy.slice(1, -2));
     expect(hint).toBeGreaterThanOrEqual(0);
     expect(hint).toBeLessThanOrEqual(5000);
-    const release = [releaseString.lua, 2, keys.lock, keys.waiters];
+    // inspect: an array (kind, token, ms left, permits, record); its last element, the record, a bulk string.
+    const record = `1:${info}`;
+    expect(await resp3Reply(url, ['EVAL', inspectHolds.lua, 2, holds, lock, 'mutex'])).toBe(
+      `$${Buffer.byteLength(record)}\r\n${record}\r\n`,
+    );
+    const release = [releaseString.lua, 3, lock, waiters, holds];
     expect(await resp3Reply(url, ['EVAL', ...release, token, keys.channel, '1', 'PUBLISH'])).toBe(
       ':1\r\n',
     );
     const fullRelease = [...release, keys.fence, keys.cancel(token)];
-    fullRelease[1] = 4;
+    fullRelease[1] = 5;
     expect(
       await resp3Reply(url, ['EVAL', ...fullRelease, token, keys.channel, '1', 'PUBLISH', 0, '']),
     ).toBe(':0\r\n');

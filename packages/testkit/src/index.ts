@@ -25,7 +25,12 @@ export { type MariaDbServerOptions, startMariaDb } from './mariadb-server.js';
 export { type NamespaceFirewall, namespaceFirewall } from './namespace-firewall.js';
 export { type PostgresServerOptions, startPostgres } from './postgres-server.js';
 export { ServerStartError } from './readiness.js';
-export { type RedisCluster, type RedisClusterOptions, startRedisCluster } from './redis-cluster.js';
+export {
+  type RedisCluster,
+  type RedisClusterOptions,
+  type SlotMove,
+  startRedisCluster,
+} from './redis-cluster.js';
 export {
   type RedisSentinelOptions,
   type RedisSentinelSetup,
@@ -42,4 +47,9 @@ export {
 } from './session-swapping-proxy.js';
 export type { ServerStartOptions } from './start-options.js';
 export { startTcpRelay, type TcpRelay, type TcpRelayOptions } from './tcp-relay.js';
+export {
+  startZooKeeperEnsemble,
+  type ZooKeeperEnsemble,
+  type ZooKeeperMember,
+} from './zookeeper-ensemble.js';
 export { startZooKeeper, type ZooKeeperServerOptions } from './zookeeper-server.js';

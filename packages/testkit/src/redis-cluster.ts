@@ -35,8 +35,23 @@ export interface RedisCluster extends AsyncDisposable {
   failover(primary: ServerHandle): Promise<ServerHandle>;
   /** SIGKILLs `primary`; resolves with its replica once the cluster promoted it and is `ok`. */
   killPrimary(primary: ServerHandle): Promise<ServerHandle>;
+  /**
+   * Moves `key`'s slot to another primary as `redis-cli --cluster reshard` does, while clients
+   * keep working: `SETSLOT IMPORTING` on the target, `MIGRATING` on the source, `MIGRATE` of
+   * its keys in batches, then `SETSLOT NODE` on every primary (target and source first).
+   */
+  moveSlotOf(key: string): Promise<SlotMove>;
   /** Stops every node and removes their directories. */
   stop(): Promise<void>;
+}
+
+/** What {@link RedisCluster.moveSlotOf} did. */
+export interface SlotMove {
+  readonly slot: number;
+  readonly from: ServerHandle;
+  readonly to: ServerHandle;
+  /** Keys migrated. */
+  readonly keys: number;
 }
 
 const slotCount = 16_384;
@@ -197,26 +212,27 @@ function handleOf(nodes: readonly ServerHandle[], nodeTimeoutMs: number): RedisC
     await waitUntilSettled(nodes, timeoutMs);
     return node;
   };
+  const primaryOf = async (key: string): Promise<ServerHandle> => {
+    const probe = (await live(nodes))[0] as ServerHandle;
+    const slot = Number(await redisCommand(probe, 'CLUSTER', 'KEYSLOT', key));
+    const owner = (await view()).find(
+      (line) =>
+        line.flags.includes('master') &&
+        !line.flags.includes('fail') &&
+        line.slots.some((range) => {
+          const [from = '', to = from] = range.split('-');
+          return slot >= Number(from) && slot <= Number(to);
+        }),
+    );
+    if (owner === undefined) throw new Error(`no live primary serves slot ${slot}`);
+    return byPort(owner.port);
+  };
   const stop = (): Promise<void> => stopAllServers(nodes);
   return {
     nodes,
     seeds,
     url: `redis+cluster://${seeds.join(',')}`,
-    async primaryOf(key) {
-      const probe = (await live(nodes))[0] as ServerHandle;
-      const slot = Number(await redisCommand(probe, 'CLUSTER', 'KEYSLOT', key));
-      const owner = (await view()).find(
-        (line) =>
-          line.flags.includes('master') &&
-          !line.flags.includes('fail') &&
-          line.slots.some((range) => {
-            const [from = '', to = from] = range.split('-');
-            return slot >= Number(from) && slot <= Number(to);
-          }),
-      );
-      if (owner === undefined) throw new Error(`no live primary serves slot ${slot}`);
-      return byPort(owner.port);
-    },
+    primaryOf,
     replicaOf,
     async failover(primary) {
       const replica = await replicaOf(primary);
@@ -227,6 +243,44 @@ function handleOf(nodes: readonly ServerHandle[], nodeTimeoutMs: number): RedisC
       const replica = await replicaOf(primary);
       await primary.kill();
       return waitForPrimary(replica, 20 * nodeTimeoutMs + 10_000);
+    },
+    async moveSlotOf(key) {
+      const lines = await view();
+      const from = await primaryOf(key);
+      const masters = lines.filter(
+        (line) => line.flags.includes('master') && !line.flags.includes('fail'),
+      );
+      const source = masters.find((line) => line.port === from.port);
+      const target = masters.find((line) => line.port !== from.port);
+      if (source === undefined || target === undefined) throw new Error('no primary to move to');
+      const to = byPort(target.port);
+      const slot = String(await redisCommand(from, 'CLUSTER', 'KEYSLOT', key));
+      await redisCommand(to, 'CLUSTER', 'SETSLOT', slot, 'IMPORTING', source.id);
+      await redisCommand(from, 'CLUSTER', 'SETSLOT', slot, 'MIGRATING', target.id);
+      let keys = 0;
+      for (;;) {
+        const batch = await redisCommand(from, 'CLUSTER', 'GETKEYSINSLOT', slot, '100');
+        if (!Array.isArray(batch) || batch.length === 0) break;
+        const names = batch.map(String);
+        await redisCommand(
+          from,
+          'MIGRATE',
+          to.host,
+          String(to.port),
+          '',
+          '0',
+          '5000',
+          'REPLACE',
+          'KEYS',
+          ...names,
+        );
+        keys += names.length;
+      }
+      const others = masters.filter((line) => line !== source && line !== target);
+      for (const line of [target, source, ...others]) {
+        await redisCommand(byPort(line.port), 'CLUSTER', 'SETSLOT', slot, 'NODE', target.id);
+      }
+      return { slot: Number(slot), from, to, keys };
     },
     stop,
     [Symbol.asyncDispose]: stop,

@@ -17,6 +17,11 @@ import type { ServerStartOptions } from './start-options.js';
 export interface RedisServerOptions extends ServerStartOptions {
   /** More `redis-server` arguments, e.g. `['--maxmemory', '10mb']`. */
   readonly extraArguments?: readonly string[];
+  /**
+   * More environment variables for `redis-server` (on top of this process's), e.g. to preload
+   * libfaketime and move the server's wall clock.
+   */
+  readonly environment?: Readonly<Record<string, string>>;
 }
 
 const probeTimeoutMs = 2_000;
@@ -92,6 +97,7 @@ async function startOneRedisServer(options: RedisServerOptions): Promise<ServerH
         logPath: join(temporaryDirectory, 'redis.log'),
         cwd: temporaryDirectory,
         temporaryDirectory,
+        ...(options.environment && { env: { ...process.env, ...options.environment } }),
       }),
     }),
   );

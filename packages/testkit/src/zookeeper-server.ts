@@ -106,7 +106,8 @@ function findJava(): string {
   return findExecutable(['java'], 'zookeeper', directories);
 }
 
-async function startLocalZooKeeper(options: ZooKeeperServerOptions): Promise<ServerHandle> {
+/** `java` and its arguments that run ZooKeeper's `mainClass` with `configPath` (Debian's jars). */
+export function zooKeeperCommand(mainClass: string, configPath: string): string[] {
   const java = findJava();
   const zooKeeperJar = findFile(zooKeeperJars, 'zookeeper');
   const classPath = [
@@ -114,27 +115,59 @@ async function startLocalZooKeeper(options: ZooKeeperServerOptions): Promise<Ser
     zooKeeperJar,
     ...(existsSync(loggingJar) ? [loggingJar] : []),
   ].join(':');
-  const tickTimeMs = options.tickTimeMs ?? 200;
+  return [
+    java,
+    '-Xmx128m',
+    '-Xss512k',
+    '-XX:+UseSerialGC',
+    '-XX:TieredStopAtLevel=1',
+    '-XX:-UsePerfData',
+    '-Djava.net.preferIPv4Stack=true',
+    '-Dzookeeper.admin.enableServer=false',
+    '-Dzookeeper.nio.numSelectorThreads=1',
+    '-Dzookeeper.nio.numWorkerThreads=0',
+    '-Dzookeeper.jmx.log4j.disable=true',
+    '-Dorg.slf4j.simpleLogger.showDateTime=true',
+    '-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS',
+    '-cp',
+    classPath,
+    mainClass,
+    configPath,
+  ];
+}
+
+/** `zoo.cfg` lines every test server gets (`extra` last, so it can override them). */
+export function zooKeeperConfig(
+  options: ZooKeeperServerOptions,
+  dataDirectory: string,
+  clientPort: number,
+  clientAddress: string,
+): Record<string, string> {
+  return {
+    tickTime: String(options.tickTimeMs ?? 200),
+    maxSessionTimeout: String(options.maxSessionTimeoutMs ?? 60_000),
+    dataDir: dataDirectory,
+    clientPort: String(clientPort),
+    clientPortAddress: clientAddress,
+    maxClientCnxns: '0',
+    'admin.enableServer': 'false',
+    '4lw.commands.whitelist': '*',
+    // Written to the OS on every commit (so data survives a SIGKILL), never fsynced.
+    forceSync: 'no',
+    preAllocSize: '1024',
+    ...options.extraConfig,
+  };
+}
+
+async function startLocalZooKeeper(options: ZooKeeperServerOptions): Promise<ServerHandle> {
   return withTemporaryDirectory('zookeeper', async (temporaryDirectory) => {
     const dataDirectory = join(temporaryDirectory, 'data');
     await mkdir(dataDirectory);
     const configPath = join(temporaryDirectory, 'zoo.cfg');
     const logPath = join(temporaryDirectory, 'zookeeper.log');
+    const command = zooKeeperCommand('org.apache.zookeeper.server.ZooKeeperServerMain', configPath);
     const writeConfig = async (port: number): Promise<void> => {
-      const config: Record<string, string> = {
-        tickTime: String(tickTimeMs),
-        maxSessionTimeout: String(options.maxSessionTimeoutMs ?? 60_000),
-        dataDir: dataDirectory,
-        clientPort: String(port),
-        clientPortAddress: '127.0.0.1',
-        maxClientCnxns: '0',
-        'admin.enableServer': 'false',
-        '4lw.commands.whitelist': '*',
-        // Written to the OS on every commit (so data survives a SIGKILL), never fsynced.
-        forceSync: 'no',
-        preAllocSize: '1024',
-        ...options.extraConfig,
-      };
+      const config = zooKeeperConfig(options, dataDirectory, port, '127.0.0.1');
       const lines = Object.entries(config).map(([name, value]) => `${name}=${value}\n`);
       await writeFile(configPath, lines.join(''));
     };
@@ -149,25 +182,8 @@ async function startLocalZooKeeper(options: ZooKeeperServerOptions): Promise<Ser
       launchSpec: async (port) => {
         await writeConfig(port);
         return {
-          command: java,
-          args: [
-            '-Xmx128m',
-            '-Xss512k',
-            '-XX:+UseSerialGC',
-            '-XX:TieredStopAtLevel=1',
-            '-XX:-UsePerfData',
-            '-Djava.net.preferIPv4Stack=true',
-            '-Dzookeeper.admin.enableServer=false',
-            '-Dzookeeper.nio.numSelectorThreads=1',
-            '-Dzookeeper.nio.numWorkerThreads=0',
-            '-Dzookeeper.jmx.log4j.disable=true',
-            '-Dorg.slf4j.simpleLogger.showDateTime=true',
-            '-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS',
-            '-cp',
-            classPath,
-            'org.apache.zookeeper.server.ZooKeeperServerMain',
-            configPath,
-          ],
+          command: command[0]!,
+          args: command.slice(1),
           logPath,
           cwd: temporaryDirectory,
           temporaryDirectory,

@@ -20,7 +20,7 @@ function role(url: string): Promise<string> {
 }
 
 describe('startRedisCluster', () => {
-  it('forms 3 primaries with a replica each; failover and killPrimary promote the replica; stop leaves nothing', async () => {
+  it('forms 3 primaries with a replica each; failover and killPrimary promote the replica; moveSlotOf moves a slot with its keys; stop leaves nothing', async () => {
     const cluster = await startRedisCluster();
     const pids = cluster.nodes.map((node) => node.pid as number);
     const directories = cluster.nodes.map((node) => node.describe().temporaryDirectory as string);
@@ -46,6 +46,20 @@ describe('startRedisCluster', () => {
         expect(survivor).toBe(owner);
         expect(await role(owner.url)).toBe('master');
         expect(await client.get('{k}')).toBe('v');
+        await client.set('{k}:other', 'w');
+        const move = await cluster.moveSlotOf('{k}');
+        expect(move.from).toBe(owner);
+        expect(move.to).not.toBe(owner);
+        expect(await role(move.to.url)).toBe('master');
+        expect(move.keys).toBe(2);
+        expect(await cluster.primaryOf('{k}')).toBe(move.to);
+        const direct = new Redis(move.to.url);
+        try {
+          expect(await direct.get('{k}:other')).toBe('w'); // served by the new owner itself
+        } finally {
+          direct.disconnect();
+        }
+        expect(await client.get('{k}')).toBe('v'); // the Cluster client follows MOVED
       } finally {
         client.disconnect();
       }

@@ -21,6 +21,8 @@ export interface CreateTarget {
   readonly parent: string;
   /** Node name prefix, e.g. `lock-`. */
   readonly prefix: string;
+  /** The node's data (the hold record: owner label and since). */
+  readonly data: Buffer;
   readonly acl: ZooKeeperAcl[];
   /** Creates the parent (and the base path, unless it is assumed to exist). */
   readonly ensureParent: () => Promise<void>;
@@ -34,7 +36,7 @@ const maxAttempts = 5;
  * and `czxid`.
  */
 export async function createProtected(target: CreateTarget): Promise<CreatedNode> {
-  const { session, parent, prefix, acl, ensureParent, background } = target;
+  const { session, parent, prefix, data, acl, ensureParent, background } = target;
   const id = randomUUID();
   const path = `${parent}/${prefix}${id}-`;
   const onLate = (error: unknown, created: CreatedNode | undefined): void => {
@@ -45,7 +47,7 @@ export async function createProtected(target: CreateTarget): Promise<CreatedNode
   };
   for (let attempt = 1; ; attempt++) {
     try {
-      return await session.createEphemeralSequential(path, acl, onLate);
+      return await session.createEphemeralSequential(path, data, acl, onLate);
     } catch (error) {
       const code = zkCode(error);
       if (attempt >= maxAttempts || session.lost) throw error;

@@ -49,6 +49,23 @@ export abstract class ZkOperations {
     }
   }
 
+  /** The node's data and stat, or null when the node does not exist (no watch is set). */
+  async readNode(path: string): Promise<{ data: Buffer; stat: ZooKeeperStat } | null> {
+    try {
+      return await this.request(`getData ${path}`, (done) =>
+        this.client.getData(path, undefined, (error, data, stat) =>
+          done(
+            error ?? (stat ? null : noNodeError(path)),
+            stat ? { data: data ?? Buffer.alloc(0), stat } : null,
+          ),
+        ),
+      );
+    } catch (error) {
+      if (zkCode(error) === ZkCode.NO_NODE) return null;
+      throw error;
+    }
+  }
+
   setData(path: string, data: Buffer): Promise<ZooKeeperStat> {
     return this.request(`setData ${path}`, (done) => this.client.setData(path, data, -1, done));
   }
@@ -63,6 +80,7 @@ export abstract class ZkOperations {
   /** Creates an ephemeral-sequential node; resolves its path and `czxid`. */
   createEphemeralSequential(
     path: string,
+    data: Buffer,
     acl: ZooKeeperAcl[],
     onLate?: LateReply<CreatedNode | undefined>,
   ): Promise<CreatedNode> {
@@ -70,9 +88,9 @@ export abstract class ZkOperations {
     return this.request<CreatedNode | undefined>(
       `create ${path}`,
       (done) => {
-        if (sendCreateWithZxid(this.client, path, acl, mode, done)) return;
+        if (sendCreateWithZxid(this.client, path, data, acl, mode, done)) return;
         // A client without the library's internals: create, then read the stat.
-        this.client.create(path, undefined, acl, mode, (error, created) => {
+        this.client.create(path, data, acl, mode, (error, created) => {
           if (error) return done(error, undefined);
           this.client.exists(created, undefined, (statError, stat) =>
             done(

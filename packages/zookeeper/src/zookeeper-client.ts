@@ -68,7 +68,15 @@ export interface ZooKeeperClient {
     callback: Callback<ZooKeeperStat | null>,
   ): void;
   getChildren(path: string, watcher: Watcher | undefined, callback: Callback<string[]>): void;
-  getData(path: string, watcher: Watcher | undefined, callback: Callback<Buffer | null>): void;
+  getData(
+    path: string,
+    watcher: Watcher | undefined,
+    callback: (
+      error: ZooKeeperException | null | undefined,
+      data: Buffer | null,
+      stat?: ZooKeeperStat,
+    ) => void,
+  ): void;
   setData(path: string, data: Buffer, version: number, callback: Callback<ZooKeeperStat>): void;
   on(event: string, listener: (...args: unknown[]) => void): unknown;
   removeListener(event: string, listener: (...args: unknown[]) => void): unknown;
@@ -164,6 +172,7 @@ let loaded: ZooKeeperModule | undefined;
 export function sendCreateWithZxid(
   client: ZooKeeperClient,
   path: string,
+  data: Buffer,
   acl: ZooKeeperAcl[],
   mode: number,
   callback: (
@@ -178,6 +187,7 @@ export function sendCreateWithZxid(
   header['type'] = jute.OP_CODES.CREATE;
   const payload = new jute.protocol.CreateRequest();
   payload['path'] = path;
+  payload['data'] = data;
   payload['acl'] = acl.map((entry) => (entry as unknown as { toRecord(): unknown }).toRecord());
   payload['flags'] = mode;
   manager.queue(new jute.Request(header, payload), (error, response) => {

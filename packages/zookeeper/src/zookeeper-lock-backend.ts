@@ -1,5 +1,6 @@
 import type { Capabilities } from '@lockkit/core';
 import {
+  type BackendLockState,
   type Grant,
   type LockBackend,
   type LockRequest,
@@ -8,8 +9,9 @@ import {
   Wakeup,
 } from '@lockkit/core/backend';
 import { BackgroundWork, within } from './background-work.js';
+import { breakQueue, holdRecord, inspectQueue, markedGranted } from './lock-admin.js';
 import { ensureParent, lockParentPath, unavailable } from './lock-nodes.js';
-import { ACQUIRED_MARKER, decide, nodePrefixOf, queueOf } from './lock-recipes.js';
+import { decide, nodePrefixOf, queueOf } from './lock-recipes.js';
 import { OwnNodeWatch } from './own-node-watch.js';
 import { ParentReaper } from './parent-reaper.js';
 import { createProtected, removeNode } from './protected-create.js';
@@ -90,10 +92,10 @@ export class ZooKeeperLockBackend implements LockBackend<ZooKeeperGrant> {
   async release(_request: LockRequest, grant: ZooKeeperGrant): Promise<boolean> {
     grant.watch.detach();
     const { session } = grant;
-    const held = this.#holds.get(grant);
-    if (session.lost && session.owned) {
+    const held = this.#holds.get(grant); // gone once lost: the session may be retiring
+    if (!held || (session.lost && session.owned)) {
       held?.();
-      return false; // the node ended with the session
+      return false;
     }
     try {
       const removing = session.remove(grant.path);
@@ -113,6 +115,14 @@ export class ZooKeeperLockBackend implements LockBackend<ZooKeeperGrant> {
     }
   }
 
+  inspect(request: LockRequest): Promise<BackendLockState> {
+    return inspectQueue(this.sessions, this.parentOf(request), request);
+  }
+
+  forceRelease(request: LockRequest): Promise<number> {
+    return breakQueue(this.sessions, this.parentOf(request), request);
+  }
+
   monitor(
     _request: LockRequest,
     grant: ZooKeeperGrant,
@@ -120,6 +130,7 @@ export class ZooKeeperLockBackend implements LockBackend<ZooKeeperGrant> {
   ): () => void {
     const lost = (reason: string, cause?: unknown): void => {
       this.#holds.get(grant)?.(); // nothing is held any more
+      this.#holds.delete(grant);
       lose(reason, cause);
     };
     const stopSession = grant.session.onLost(lost);
@@ -132,9 +143,8 @@ export class ZooKeeperLockBackend implements LockBackend<ZooKeeperGrant> {
 
   /**
    * Within the operation timeout: a server that answers gets the clean-up (attempts delete
-   * their nodes, empty parents are removed, the session is closed); one that does not is
-   * left alone, and the client is stopped without it (its ephemeral nodes end with the
-   * session on the server).
+   * their nodes, empty parents removed, session closed); one that does not is left alone
+   * (its ephemeral nodes end with the session on the server).
    */
   async close(): Promise<void> {
     const closing = this.sessions.use(); // keep the process alive until close() is done
@@ -191,10 +201,12 @@ export class ZooKeeperLockBackend implements LockBackend<ZooKeeperGrant> {
   ): Promise<ZooKeeperGrant | null> {
     const parent = this.parentOf(request);
     this.#reaper.keep(parent);
+    const since = Date.now();
     const creating = createProtected({
       session,
       parent,
       prefix: nodePrefixOf(request.kind, request.permits),
+      data: holdRecord(request.owner, since),
       acl: this.#acl,
       ensureParent: () => ensureParent(session, parent, this.#options, this.#acl),
       background: this.#background,
@@ -239,7 +251,7 @@ export class ZooKeeperLockBackend implements LockBackend<ZooKeeperGrant> {
           if (request.kind === 'semaphore' && decision.successors > 0) {
             // Tell the waiter behind us (which may watch our node) that we moved up. Not
             // awaited: if it fails, that waiter still wakes when we release.
-            session.setData(path, ACQUIRED_MARKER).catch(() => undefined);
+            session.setData(path, holdRecord(request.owner, since, true)).catch(() => undefined);
           }
           watch.attach(undefined); // until monitor() routes a deletion to the lost signal
           granted = true;
@@ -251,7 +263,7 @@ export class ZooKeeperLockBackend implements LockBackend<ZooKeeperGrant> {
           const watcher = observedWatcher('predecessor', () => wake.notify());
           const data = await session.getData(watched, watcher);
           if (data === null) continue; // gone already: look again
-          if (request.kind === 'semaphore' && data.equals(ACQUIRED_MARKER)) continue;
+          if (request.kind === 'semaphore' && markedGranted(data)) continue;
         }
         wait.waiting();
         await waitForWake(wake, wait.signal, session);

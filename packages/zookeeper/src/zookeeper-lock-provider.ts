@@ -17,7 +17,7 @@ export class ZooKeeperLockProvider extends LockProvider<ZooKeeperGrant> {
   constructor(options: ZooKeeperLockProviderOptions) {
     const resolved = resolveOptions(options);
     const backend = new ZooKeeperLockBackend(resolved);
-    super(backend, { namespace: resolved.namespace });
+    super(backend, { namespace: resolved.namespace, owner: resolved.owner });
     this.#zookeeper = backend;
     this.#connectionString = resolved.connectionString;
   }

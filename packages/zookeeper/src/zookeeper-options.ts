@@ -4,6 +4,7 @@ import {
   checkOptionKeys,
   type LockProviderOptions,
   numberOption,
+  PROVIDER_OPTION_KEYS,
   stringOption,
 } from '@lockkit/core/backend';
 import type { ZooKeeperAcl, ZooKeeperClient } from './zookeeper-client.js';
@@ -93,6 +94,8 @@ export interface ZooKeeperLockProviderOptions extends LockProviderOptions {
 /** Options after validation and defaults. */
 export interface ResolvedZooKeeperOptions {
   readonly namespace: string;
+  /** Core's LockProvider validates it. */
+  readonly owner: string | undefined;
   readonly connectionString: string | undefined;
   readonly client: ZooKeeperClient | undefined;
   readonly basePath: string;
@@ -107,7 +110,7 @@ export interface ResolvedZooKeeperOptions {
 }
 
 const known = [
-  'namespace',
+  ...PROVIDER_OPTION_KEYS,
   'connectionString',
   'client',
   'basePath',
@@ -119,7 +122,7 @@ const known = [
   'parentCleanupDelayMs',
   'acl',
   'auth',
-] as const;
+];
 
 /** Validates `options` (before any I/O) and fills in defaults. */
 export function resolveOptions(options: ZooKeeperLockProviderOptions): ResolvedZooKeeperOptions {
@@ -168,6 +171,7 @@ export function resolveOptions(options: ZooKeeperLockProviderOptions): ResolvedZ
   }
   return Object.freeze({
     namespace,
+    owner: options.owner,
     connectionString: connectionString === undefined ? undefined : servers(connectionString),
     client,
     basePath: basePath(stringOption('basePath', options.basePath, '/lockkit')),
@@ -236,10 +240,12 @@ function credentials(entry: ZooKeeperAuth): { scheme: string; auth: Buffer } {
 export function zookeeperCapabilities(options: ResolvedZooKeeperOptions): Capabilities {
   return {
     crossProcess: true,
+    handOver: false, // ephemeral nodes belong to the session
     leases: false,
     minLeaseMs: Number.POSITIVE_INFINITY, // a hold lasts as long as the session
     weightedPermits: true, // a lease node's name carries its permit count; the queue is FIFO
     fifo: true,
+    inspection: true, // each node records owner and since; forceRelease deletes holder nodes
     // Node deleted: one round trip. Session gone: the heartbeat's deadline, i.e. at most
     // the session timeout after the last reply, plus timer and scheduling slack.
     lostDetectionMs: options.sessionTimeoutMs + 1000,

@@ -46,6 +46,7 @@ describe('provider options', () => {
         crossProcess: true,
         leases: false,
         fifo: true,
+        inspection: true,
       });
       const handle = await provider.createLock('inside').acquire();
       const path = provider.nodePathOf(handle);

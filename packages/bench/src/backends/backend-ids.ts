@@ -11,7 +11,7 @@ export const backendIds = [
 
 /**
  * Redis Cluster and Sentinel, each without and with replica acknowledgement (`-ack`:
- * `minReplicas: 1`). Selected only by name (`--backends redis-cluster,…`): their servers are
+ * `minReplicas` = every replica of the primary: 1 on the Cluster, 2 on Sentinel). Selected only by name (`--backends redis-cluster,…`): their servers are
  * six and five processes, too many for the default run on 2 cores.
  */
 export const topologyBackendIds = [
@@ -52,5 +52,5 @@ export const backendLabels: Readonly<Record<BackendId, string>> = {
   'redis-cluster': 'Redis Cluster',
   'redis-cluster-ack': 'Redis Cluster, minReplicas 1',
   'redis-sentinel': 'Redis Sentinel',
-  'redis-sentinel-ack': 'Redis Sentinel, minReplicas 1',
+  'redis-sentinel-ack': 'Redis Sentinel, minReplicas 2',
 };

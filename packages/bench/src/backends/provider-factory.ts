@@ -30,6 +30,14 @@ export const chaosTimings = {
   etcdPollIntervalMs: 250,
 } as const;
 
+/** `minReplicas` of the Redis Cluster and Sentinel backends (0: no acknowledgement). */
+const acknowledgedReplicas = {
+  'redis-cluster': 0,
+  'redis-cluster-ack': 1,
+  'redis-sentinel': 0,
+  'redis-sentinel-ack': 2,
+} as const;
+
 /**
  * Creates the lockkit provider a spec describes. Backend packages are imported on demand, so
  * a chaos worker loads only its own backend.
@@ -53,11 +61,13 @@ export async function createProvider(spec: ProviderSpec): Promise<ILockProvider>
     case 'redis-sentinel':
     case 'redis-sentinel-ack': {
       const { createRedisLockProvider } = await import('@lockkit/redis');
-      const acknowledged = spec.backend.endsWith('-ack');
+      // Every replica of the lock's primary: 1 per Cluster shard, 2 in the Sentinel setup
+      // (with fewer, a stale primary's other replica can confirm a grant the promoted one lacks).
+      const minReplicas = acknowledgedReplicas[spec.backend];
       return createRedisLockProvider({
         nodes: [url],
-        ...(acknowledged
-          ? { minReplicas: 1, replicaTimeoutMs: chaosTimings.replicaTimeoutMs }
+        ...(minReplicas > 0
+          ? { minReplicas, replicaTimeoutMs: chaosTimings.replicaTimeoutMs }
           : {}),
         ...(chaos
           ? { leaseMs: chaosTimings.leaseMs, commandTimeoutMs: chaosTimings.commandTimeoutMs }

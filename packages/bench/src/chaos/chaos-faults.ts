@@ -7,7 +7,7 @@ import type { ChaosLedger } from './chaos-ledger.js';
 import type { DeclaredBounds } from './chaos-messages.js';
 import type { ChaosNetwork } from './chaos-network.js';
 import type { FaultKind, FaultWindow } from './fault-kinds.js';
-import { forceFailover, killPrimaryAtGrant } from './topology-faults.js';
+import { injectTopologyFault, isTopologyFault } from './topology-faults.js';
 import type { Worker, WorkerPool } from './worker-pool.js';
 
 /** What a fault can reach. */
@@ -92,12 +92,8 @@ export async function injectFault(kind: FaultKind, context: FaultContext): Promi
     recoveryBoundMs = serverBound,
   ): FaultWindow => ({ kind, description, startedAt, clearedAt, pids, recoveryBoundMs });
   const [server] = context.servers;
-  if (kind === 'kill-primary' || kind === 'failover') {
-    const lock = context.random.pick(context.locks);
-    const outcome =
-      kind === 'kill-primary'
-        ? await killPrimaryAtGrant(context.topologies, context.ledger, lock)
-        : await forceFailover(context.topologies, lock);
+  if (isTopologyFault(kind)) {
+    const outcome = await injectTopologyFault(kind, context);
     return window(outcome.description, outcome.startedAt, outcome.clearedAt, undefined);
   }
   if (kind !== 'kill-holder' && kind !== 'stop-holder') await awaitSomeHolder(context);

@@ -35,7 +35,11 @@ export type FaultKind =
   /** Cluster/Sentinel: SIGKILL the primary of a chaos lock at a grant; its replica is promoted. */
   | 'kill-primary'
   /** Cluster/Sentinel: CLUSTER FAILOVER / SENTINEL FAILOVER of a chaos lock's primary. */
-  | 'failover';
+  | 'failover'
+  /** Cluster: move a chaos lock's slot to another primary (SETSLOT, MIGRATE) during grants. */
+  | 'reshard'
+  /** Cluster: replication cut, primary killed at a grant, the lagging replica takes over. */
+  | 'lagging-takeover';
 
 /** One injected fault, as the analysis needs it. All times are CLOCK_MONOTONIC ms. */
 export interface FaultWindow {

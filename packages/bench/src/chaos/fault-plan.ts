@@ -4,10 +4,12 @@ import type { ChaosScenario } from './chaos-messages.js';
 import type { FaultKind } from './fault-kinds.js';
 
 const topologyFaults: readonly FaultKind[] = ['kill-primary', 'failover'];
+const clusterFaults: readonly FaultKind[] = [...topologyFaults, 'reshard', 'lagging-takeover'];
 
 /**
  * The faults that make sense per backend. The quick run injects each once, in this order.
- * Redis Cluster and Sentinel: topology faults only (the client faults are the one-node ones).
+ * Redis Cluster and Sentinel: topology faults only (the client faults are the one-node ones);
+ * resharding and a takeover by a lagging replica only on the Cluster.
  */
 const faultsOf: Readonly<Partial<Record<BackendId, readonly FaultKind[]>>> = {
   redis: [
@@ -52,8 +54,8 @@ const faultsOf: Readonly<Partial<Record<BackendId, readonly FaultKind[]>>> = {
     'kill-server',
   ],
   file: ['kill-holder', 'stop-holder'],
-  'redis-cluster': topologyFaults,
-  'redis-cluster-ack': topologyFaults,
+  'redis-cluster': clusterFaults,
+  'redis-cluster-ack': clusterFaults,
   'redis-sentinel': topologyFaults,
   'redis-sentinel-ack': topologyFaults,
 };

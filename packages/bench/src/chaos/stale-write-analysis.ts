@@ -44,8 +44,7 @@ export function staleWrites(
       const rivals =
         excludesAll(grant.kind) || grant.kind === 'semaphore' ? newest : newestExclusive;
       const superseding = rivals.filter(
-        (other) =>
-          other !== grant && (permits ? other.requestedAt : other.acquiredAt) > grant.acquiredAt,
+        (other) => other !== grant && grantedAfter(other, grant, permits),
       );
       const stale = superseding.length >= sharing.capacity;
       if (stale && write.accepted) {
@@ -63,6 +62,19 @@ export function staleWrites(
     }
   }
   return { counts: { accepted, refused }, violations };
+}
+
+/**
+ * Whether `other` was granted after `grant`: it returned after `grant` did (a permit: it was
+ * asked for after `grant` returned). When both acquire calls were in flight together, by
+ * token instead: two replies in flight may come back in either order (a process whose wall
+ * clock is off takes a fresh file lock over at once, so this happens), and the token is the
+ * server's order. A lower token asked for after `grant` returned still counts as later.
+ */
+function grantedAfter(other: GrantRecord, grant: GrantRecord, permits: boolean): boolean {
+  if (permits) return other.requestedAt > grant.acquiredAt;
+  const together = other.requestedAt < grant.acquiredAt && grant.requestedAt < other.acquiredAt;
+  return together ? other.token > grant.token : other.acquiredAt > grant.acquiredAt;
 }
 
 /** Keeps `grant` among the `size` newest distinct grants of `list` (newest first). */

@@ -155,7 +155,8 @@ export function tokenViolations(
  * `release()` must resolve true only if the lock was ours up to the release: a grant whose
  * release said true although a later conflicting grant with a higher token had returned
  * before its release call is a violation (a semaphore: `capacity` of them, still held at
- * that call); so is a release that threw.
+ * that call, not counting those whose own release resolved false: they admit their permit
+ * was taken, so they did not keep one beside ours); so is a release that threw.
  */
 export function releaseViolations(
   grants: Iterable<GrantRecord>,
@@ -190,7 +191,10 @@ export function releaseViolations(
         const other = list[next]!;
         if (other.acquiredAt >= exitAt) break;
         if (other.token <= grant.token || !conflicts(grant.kind, other.kind)) continue;
-        if (sharing.capacity > 1 && believedUntil(other, killedAt) <= exitAt) continue;
+        if (sharing.capacity > 1) {
+          if (believedUntil(other, killedAt) <= exitAt) continue;
+          if (other.releaseResult === false) continue; // displaced: it held no permit
+        }
         later.push(other);
       }
       if (later.length < sharing.capacity) continue;

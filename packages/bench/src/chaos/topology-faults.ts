@@ -1,34 +1,14 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+export type { TopologyFaultOutcome } from './topology-support.js';
+
 import { redisLockKeys } from '@lockkit/redis';
 import type { ServerHandle } from '@lockkit/testkit';
-import { Redis } from 'ioredis';
 import type { RedisTopologies } from '../backends/redis-topologies.js';
 import { monotonicMs } from '../support/monotonic-clock.js';
+import type { SeededRandom } from '../support/seeded-random.js';
 import type { ChaosLedger } from './chaos-ledger.js';
-
-/** A Redis Cluster or Sentinel fault: what was done, and when it started and was over. */
-export interface TopologyFaultOutcome {
-  readonly description: string;
-  readonly startedAt: number;
-  readonly clearedAt: number;
-}
-
-/** Resolves once `node` reports itself a replica with its link to the primary up (≤ 30 s). */
-async function awaitLinkedReplica(node: ServerHandle): Promise<void> {
-  const client = new Redis(node.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  const deadline = monotonicMs() + 30_000;
-  try {
-    await client.connect();
-    while (monotonicMs() < deadline) {
-      const info = await client.info('replication');
-      if (/role:slave/.test(info) && /master_link_status:up/.test(info)) return;
-      await sleep(50);
-    }
-    throw new Error(`node on port ${node.port} did not rejoin as a replica within 30 s`);
-  } finally {
-    client.disconnect();
-  }
-}
+import { laggingTakeover, reshardLockSlot } from './cluster-faults.js';
+import type { FaultKind } from './fault-kinds.js';
+import { awaitLinkedReplica, type TopologyFaultOutcome } from './topology-support.js';
 
 /** The primary that holds `lock`'s keys now (a chaos mutex: default namespace). */
 function primaryOf(topologies: RedisTopologies, lock: string): Promise<ServerHandle> {
@@ -64,8 +44,8 @@ export async function killPrimaryAtGrant(
   const promotedAt = monotonicMs();
   await primary.restart();
   await awaitLinkedReplica(primary);
-  // Over once the shard has a replica again: with minReplicas 1 no grant can be acknowledged
-  // before (the promoted node has no replica of its own until the killed one rejoins).
+  // Over once the shard has all its replicas again: with minReplicas = the replica count no
+  // grant can be acknowledged before (the promoted node lacks one until the killed one rejoins).
   const clearedAt = monotonicMs();
   return {
     description: `SIGKILL primary ${primary.port} at a grant of ${lock}; replica ${promoted.port} promoted after ${Math.round(promotedAt - startedAt)} ms; the old primary rejoined as its replica ${Math.round(clearedAt - promotedAt)} ms later`,
@@ -88,12 +68,46 @@ export async function forceFailover(
   const promoted = topologies.cluster
     ? await topologies.cluster.failover(primary)
     : await topologies.sentinel!.failover();
-  const clearedAt = monotonicMs();
+  const promotedAt = monotonicMs();
+  // Sentinel demotes the old primary only some 10 s later (it takes writes until then): the
+  // fault is over once it has rejoined as a replica, as after a kill (with minReplicas equal
+  // to the replica count no grant can be confirmed before).
   if (topologies.sentinel) await awaitLinkedReplica(primary);
+  const clearedAt = monotonicMs();
   const how = topologies.cluster ? 'CLUSTER FAILOVER' : 'SENTINEL FAILOVER';
+  const rejoined = topologies.sentinel
+    ? `; the old primary rejoined as a replica ${Math.round(clearedAt - promotedAt)} ms later`
+    : '';
   return {
-    description: `${how}: ${primary.port} → ${promoted.port} in ${Math.round(clearedAt - startedAt)} ms`,
+    description: `${how}: ${primary.port} → ${promoted.port} in ${Math.round(promotedAt - startedAt)} ms${rejoined}`,
     startedAt,
     clearedAt,
   };
+}
+
+const topologyFaultKinds = ['kill-primary', 'failover', 'reshard', 'lagging-takeover'] as const;
+
+/** A Redis Cluster or Sentinel fault (the others are for single servers and workers). */
+export function isTopologyFault(kind: FaultKind): kind is (typeof topologyFaultKinds)[number] {
+  return (topologyFaultKinds as readonly FaultKind[]).includes(kind);
+}
+
+/** Injects a topology fault on one of `context.locks` (picked with the seed). */
+export function injectTopologyFault(
+  kind: (typeof topologyFaultKinds)[number],
+  context: {
+    readonly topologies: RedisTopologies;
+    readonly ledger: ChaosLedger;
+    readonly locks: readonly string[];
+    readonly random: SeededRandom;
+  },
+): Promise<TopologyFaultOutcome> {
+  const { topologies, ledger } = context;
+  const lock = context.random.pick(context.locks);
+  if (kind === 'kill-primary') return killPrimaryAtGrant(topologies, ledger, lock);
+  if (kind === 'failover') return forceFailover(topologies, lock);
+  if (!topologies.cluster) throw new Error(`${kind} needs a Redis Cluster`);
+  return kind === 'reshard'
+    ? reshardLockSlot(topologies.cluster, lock)
+    : laggingTakeover(topologies.cluster, ledger, lock);
 }

@@ -1,71 +1,78 @@
-import { type LockUrl, parseLockUrl, redactUrl } from 'lockkit';
+import { createLockProvider, type ILockProvider, type LockState, redactUrl } from 'lockkit';
 import { exitCodes } from '../exit-codes.js';
-import { formatReport, type InspectReport } from '../inspect/inspect-report.js';
-import type { InspectCommand, LockTarget } from '../invocation.js';
+import { describeTarget, formatState, stateJson } from '../inspect/lock-state-report.js';
+import type { ForceReleaseCommand, InspectCommand, LockTarget } from '../invocation.js';
 import type { Output } from '../output.js';
+import { UsageError } from '../usage-error.js';
 
-const cannotTell: Readonly<Record<string, string>> = {
-  redis:
-    'Redis stores only a random token per holder, not who it is. To see whether the lock is free, try it: lockkit run <url> <name> -n -- true (exit 75: held)',
-  zookeeper:
-    'ZooKeeper knows only the session id of the holder’s node, and lockkit inspect does not read ZooKeeper yet. Try the lock instead: lockkit run <url> <name> -n -- true (exit 75: held)',
-  memory: 'in-memory locks live inside one process; no other process can see them',
-};
-
-/** `lockkit inspect`: prints who holds the lock, where the backend can tell. Only reads. */
+/** `lockkit inspect`: prints who holds the lock, through the backend's `inspect()`. Only reads. */
 export async function inspectCommand(inspect: InspectCommand, output: Output): Promise<number> {
-  const resolved = parseLockUrl(inspect.url);
-  const lock = describe(inspect.name, inspect.target);
-  const report = await inspectBackend(resolved, inspect.name, inspect.target, lock);
-  if (inspect.json) {
-    output.print(JSON.stringify({ url: redactUrl(inspect.url), ...report }, null, 2));
-  } else {
-    for (const line of formatReport(report, redactUrl(inspect.url))) output.print(line);
+  const provider = await createLockProvider(inspect.url);
+  try {
+    const state = await administered(provider, inspect.name, inspect.target).inspect();
+    report(output, provider, inspect, state);
+    return exitCodes.ok;
+  } finally {
+    await provider.close();
   }
-  return exitCodes.ok;
 }
 
-/** Asks the backend; each inspector is loaded only when its backend is asked. */
-async function inspectBackend(
-  resolved: LockUrl,
+/**
+ * `lockkit force-release`: breaks every current hold of the lock (an operator's break), only
+ * with `--yes`. Prints what it breaks first.
+ */
+export async function forceReleaseCommand(
+  command: ForceReleaseCommand,
+  output: Output,
+): Promise<number> {
+  const lock = describeTarget(command.name, command.target);
+  if (!command.yes) {
+    throw new UsageError(
+      `force-release breaks every current hold of ${lock}: each holder loses it (its signal ` +
+        'aborts, its work should stop) and the next waiter is granted. Run ' +
+        `'lockkit inspect' to see the holders, then add --yes to break them.`,
+    );
+  }
+  const provider = await createLockProvider(command.url);
+  try {
+    const primitive = administered(provider, command.name, command.target);
+    const before = await primitive.inspect();
+    if (!command.json) report(output, provider, command, before);
+    const broken = await primitive.forceRelease();
+    if (command.json) {
+      output.print(JSON.stringify({ url: redactUrl(command.url), lock, broken }));
+    } else {
+      output.print(`broke ${broken} ${broken === 1 ? 'hold' : 'holds'} of ${lock}`);
+    }
+    return exitCodes.ok;
+  } finally {
+    await provider.close();
+  }
+}
+
+function report(
+  output: Output,
+  provider: ILockProvider,
+  command: InspectCommand | ForceReleaseCommand,
+  state: LockState,
+): void {
+  const lock = describeTarget(command.name, command.target);
+  const url = redactUrl(command.url);
+  if (command.json) {
+    output.print(stateJson(state, lock, url, provider.backend));
+    return;
+  }
+  const where = `${url} (${provider.backend} backend)`;
+  for (const line of formatState(state, lock, where, Date.now())) output.print(line);
+}
+
+/** The primitive `target` names: `--shared`/`--exclusive` both mean the read-write lock. */
+function administered(
+  provider: ILockProvider,
   name: string,
   target: LockTarget,
-  lock: string,
-): Promise<InspectReport> {
-  const options = resolved.providerOptions;
-  switch (resolved.backend) {
-    case 'file': {
-      const { inspectFile } = await import('../inspect/file-inspector.js');
-      return inspectFile(options, name, target, lock);
-    }
-    case 'postgres': {
-      const { inspectPostgres } = await import('../inspect/postgres-inspector.js');
-      return inspectPostgres(options, name, target, lock);
-    }
-    case 'mysql': {
-      const { inspectMySql } = await import('../inspect/mysql-inspector.js');
-      return inspectMySql(options, name, target, lock);
-    }
-    case 'etcd': {
-      const { inspectEtcd } = await import('../inspect/etcd-inspector.js');
-      return inspectEtcd(options, name, target, lock);
-    }
-    default:
-      return {
-        backend: resolved.backend,
-        lock,
-        canTell: false,
-        reason: cannotTell[resolved.backend] ?? 'not supported',
-        holders: [],
-        waiters: [],
-        notes: [],
-      };
-  }
-}
-
-function describe(name: string, target: LockTarget): string {
-  const quoted = JSON.stringify(name);
-  if (target.kind === 'mutex') return `lock ${quoted}`;
-  if (target.kind === 'semaphore') return `semaphore ${quoted} (${target.maxCount} permits)`;
-  return `read-write lock ${quoted}`;
+): { inspect(): Promise<LockState>; forceRelease(): Promise<number> } {
+  if (target.kind === 'mutex') return provider.createLock(name);
+  if (target.kind === 'semaphore') return provider.createSemaphore(name, target.maxCount);
+  return provider.createReadWriteLock(name);
 }

@@ -103,6 +103,42 @@ export function weightedPermitCases(fx: Fixture, weighted: boolean): void {
     );
 
     it.runIf(weighted)(
+      titled('a stream of one-permit requests does not starve a request for every permit', skip),
+      async () => {
+        const [p1, p2, p3] = [await fx.provider(), await fx.provider(), await fx.provider()];
+        const name = fx.name('no-starvation');
+        const sem = (provider: typeof p1) => provider.createSemaphore(name, 3);
+        // Three workers keep at least one permit held at all times (each re-acquires at once),
+        // so a request for all three permits never finds them free unless later requests
+        // yield to it.
+        let stop = false;
+        let grants = 0;
+        let running: () => void = () => {};
+        const started = new Promise<void>((resolve) => {
+          running = resolve;
+        });
+        const streams = [p1, p3, p1].map(async (provider) => {
+          while (!stop) {
+            const handle = await sem(provider).acquire({ timeout: fx.ms(20_000) });
+            grants += 1;
+            if (grants === 6) running();
+            await delay(fx.ms(5));
+            await handle.release();
+          }
+        });
+        await started; // the stream is running
+        const big = await sem(p2).acquire({ permits: 3, timeout: fx.ms(10_000) });
+        const during = grants;
+        await delay(fx.ms(30));
+        expect(grants).toBe(during); // all three permits are the big request's now
+        expect(await big.release()).toBe(true);
+        stop = true;
+        await Promise.all(streams);
+      },
+      30_000,
+    );
+
+    it.runIf(weighted)(
       titled('mixed weights never exceed maxCount and all finish', skip),
       async () => {
         const providers = [await fx.provider(), await fx.provider()];

@@ -35,13 +35,16 @@ const holderScript = new URL(
   import.meta.url,
 );
 
-/** Starts a child process that acquires `name` with `spec` through `child`'s provider. */
+/**
+ * Starts a child process that acquires `name` with `spec` through `child`'s provider (or, with
+ * `resume`, resumes the hand-over token it returns, called once the child is ready for it).
+ */
 export async function spawnHolder(
   child: ChildProviderSpec,
   name: string,
   spec: HolderSpec,
   timeoutMs: number,
-  options: { readonly naturalExit?: boolean } = {},
+  options: { readonly naturalExit?: boolean; readonly resume?: () => string } = {},
 ): Promise<ChildHolder> {
   const moduleUrl = child.module.startsWith('file:')
     ? child.module
@@ -64,6 +67,7 @@ export async function spawnHolder(
         ...process.env,
         ...child.env,
         ...(options.naturalExit && { LOCKKIT_HOLDER_NATURAL_EXIT: '1' }),
+        ...(options.resume && { LOCKKIT_HOLDER_RESUME: 'stdin' }),
       },
       stdio: ['pipe', 'pipe', 'pipe'],
     },
@@ -115,10 +119,16 @@ export async function spawnHolder(
     process_.kill('SIGKILL');
     await exited;
   };
-  const first = await next().catch(async (error: unknown) => {
-    await kill();
-    throw error;
-  });
+  const first = await next()
+    .then((message) => {
+      if (message.event !== 'ready' || !options.resume) return message;
+      process_.stdin?.write(`${options.resume()}\n`); // the token, once the child is up
+      return next();
+    })
+    .catch(async (error: unknown) => {
+      await kill();
+      throw error;
+    });
   if (first.event !== 'acquired') {
     await kill();
     throw new Error(`child holder failed: ${String(first.message ?? JSON.stringify(first))}`);

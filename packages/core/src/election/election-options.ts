@@ -1,4 +1,4 @@
-import { hostname } from 'node:os';
+import { defaultOwnerLabel } from '../inspection.js';
 import { booleanOption, checkOptionKeys, stringOption } from '../option-validation.js';
 import type { ElectionEventsOptions, ElectionOptions } from '../types.js';
 import { validateSignal } from '../validation.js';
@@ -14,16 +14,15 @@ export interface ValidElectionOptions {
   readonly recampaign: boolean;
 }
 
-let defaultOwner: string | undefined;
-
 /** Checks `createElection()` options (an `InvalidArgumentError` before any I/O). */
 export function validateElectionOptions(
   options: ElectionOptions | undefined,
 ): ValidElectionOptions {
-  if (options === undefined) return { owner: ownerLabel(), recampaign: false };
+  if (options === undefined) return { owner: defaultOwnerLabel(), recampaign: false };
   checkOptionKeys(options, ['owner', 'recampaign'], 'election');
   return {
-    owner: options.owner === undefined ? ownerLabel() : stringOption('owner', options.owner, ''),
+    owner:
+      options.owner === undefined ? defaultOwnerLabel() : stringOption('owner', options.owner, ''),
     recampaign: booleanOption('recampaign', options.recampaign, false),
   };
 }
@@ -35,10 +34,4 @@ export function validateEventsOptions(
   if (options === undefined) return undefined;
   checkOptionKeys(options, ['signal'], 'election events');
   return validateSignal(options.signal);
-}
-
-/** `<hostname>:<pid>`, read once. */
-function ownerLabel(): string {
-  defaultOwner ??= `${hostname()}:${process.pid}`;
-  return defaultOwner;
 }

@@ -1,5 +1,6 @@
 import type { Grant, LockBackend, LockRequest, WaitContext } from '../backend.js';
 import { LockProvider, type LockProviderOptions } from '../lock-provider.js';
+import type { BackendLockState } from '../lock-state.js';
 import { grantBehind } from '../name-prefix.js';
 import type { Capabilities, LockHandle } from '../types.js';
 import { defaultMemoryStore, type MemoryLockStore } from './memory-lock-store.js';
@@ -22,9 +23,11 @@ export interface MemoryGrant extends Grant {
 
 const memoryCapabilities: Capabilities = {
   crossProcess: false,
+  handOver: false, // in-process only: there is no other process to hand a hold to
   leases: false,
   minLeaseMs: Number.POSITIVE_INFINITY, // holds are not leases
   weightedPermits: true,
+  inspection: true,
   fifo: true,
   lostDetectionMs: 0,
   abandonedReleaseMs: Number.POSITIVE_INFINITY,
@@ -40,7 +43,6 @@ export class MemoryBackend implements LockBackend<MemoryGrant> {
   readonly capabilities: Capabilities = memoryCapabilities;
   readonly pollIntervalMs = 1000;
   readonly store: MemoryLockStore;
-  readonly #monitors = new Map<number, (reason: string) => void>();
 
   constructor(store: MemoryLockStore) {
     this.store = store;
@@ -49,7 +51,7 @@ export class MemoryBackend implements LockBackend<MemoryGrant> {
   tryAcquire(request: LockRequest, wait: WaitContext): Promise<MemoryGrant | null> {
     const key = this.store.keyOf(request);
     const id = this.store.tryGrant(key, request);
-    if (id !== undefined) return Promise.resolve(this.#grant(key, id));
+    if (id !== undefined) return Promise.resolve(this.#grant(key, id, request));
     if (wait.deadline === Number.NEGATIVE_INFINITY || wait.signal.aborted) {
       return Promise.resolve(null);
     }
@@ -61,7 +63,7 @@ export class MemoryBackend implements LockBackend<MemoryGrant> {
       };
       const withdraw = this.store.enqueue(key, request, (grantedId) => {
         wait.signal.removeEventListener('abort', onAbort);
-        resolve(this.#grant(key, grantedId));
+        resolve(this.#grant(key, grantedId, request));
       });
       wait.signal.addEventListener('abort', onAbort, { once: true });
     });
@@ -72,22 +74,29 @@ export class MemoryBackend implements LockBackend<MemoryGrant> {
   }
 
   monitor(_request: LockRequest, grant: MemoryGrant, lose: (reason: string) => void): () => void {
-    this.#monitors.set(grant.id, lose);
-    return () => this.#monitors.delete(grant.id);
+    return this.store.onLoss(grant.id, lose);
+  }
+
+  inspect(request: LockRequest): Promise<BackendLockState> {
+    return Promise.resolve(this.store.inspect(this.store.keyOf(request)));
+  }
+
+  forceRelease(request: LockRequest): Promise<number> {
+    const reason = 'the hold was broken by forceRelease()';
+    return Promise.resolve(this.store.evict(this.store.keyOf(request), reason));
   }
 
   /** Fault injection: the "server" drops the hold, and the holder is told. */
   evict(grant: MemoryGrant): void {
-    this.store.release(grant.key, grant.id);
-    this.#monitors.get(grant.id)?.('the hold was evicted (injected fault)');
+    this.store.evict(grant.key, 'the hold was evicted (injected fault)', grant.id);
   }
 
   close(): Promise<void> {
     return Promise.resolve();
   }
 
-  #grant(key: string, id: number): MemoryGrant {
-    return { key, id, fencingToken: this.store.nextToken(key) };
+  #grant(key: string, id: number, request: LockRequest): MemoryGrant {
+    return { key, id, fencingToken: this.store.recordGrant(key, id, request) };
   }
 }
 

@@ -1,9 +1,18 @@
 import type { LockRequest } from '../backend.js';
 import { keyFamily } from '../keys.js';
+import type { LockHolder } from '../lock-state.js';
 
 interface Waiter {
   readonly request: LockRequest;
   readonly grant: (id: number) => void;
+}
+
+/** What inspection knows of a grant, and how to tell its handle it was broken. */
+interface GrantInfo {
+  readonly request: LockRequest;
+  readonly since: number;
+  readonly fencingToken: bigint;
+  lose?: ((reason: string) => void) | undefined;
 }
 
 interface Entry {
@@ -19,6 +28,8 @@ interface Entry {
 export class MemoryLockStore {
   readonly #entries = new Map<string, Entry>();
   readonly #tokens = new Map<string, bigint>();
+  /** By holder id; kept apart from the entries so a subclass that replaces them still works. */
+  readonly #grants = new Map<number, GrantInfo>();
   #nextId = 1;
 
   /** Key of a request: (namespace, kind family, name), unambiguously. */
@@ -49,6 +60,7 @@ export class MemoryLockStore {
 
   /** Removes holder `id`; true if it was holding. */
   release(key: string, id: number): boolean {
+    this.#grants.delete(id);
     const entry = this.#entries.get(key);
     if (!entry?.holders.delete(id)) return false;
     this.#pump(key, entry);
@@ -63,6 +75,51 @@ export class MemoryLockStore {
   /** True if holder `id` still holds `key`. */
   holds(key: string, id: number): boolean {
     return this.#entries.get(key)?.holders.has(id) ?? false;
+  }
+
+  /** Records a grant for inspection and returns its fencing token ({@link nextToken}). */
+  recordGrant(key: string, id: number, request: LockRequest): bigint {
+    const fencingToken = this.nextToken(key);
+    this.#grants.set(id, { request, since: Date.now(), fencingToken });
+    return fencingToken;
+  }
+
+  /** Tells `lose` when holder `id` is broken ({@link evict}); returns what stops it. */
+  onLoss(id: number, lose: (reason: string) => void): () => void {
+    const grant = this.#grants.get(id);
+    if (grant) grant.lose = lose;
+    return () => {
+      if (grant?.lose === lose) grant.lose = undefined;
+    };
+  }
+
+  /** Breaks holder `id`, or every holder of `key`, telling each; returns how many. */
+  evict(key: string, reason: string, id?: number): number {
+    const broken = id === undefined ? this.holders(key) : [id];
+    let count = 0;
+    for (const holder of broken) {
+      const lose = this.#grants.get(holder)?.lose;
+      if (!this.release(key, holder)) continue;
+      count += 1;
+      lose?.(reason);
+    }
+    return count;
+  }
+
+  /** The holds of `key` and its queue length, for `inspect()`. */
+  inspect(key: string): { holders: LockHolder[]; waiting: number } {
+    const holders = this.holders(key).map((id): LockHolder => {
+      const grant = this.#grants.get(id);
+      return {
+        kind: grant?.request.kind ?? 'mutex',
+        fencingToken: grant?.fencingToken,
+        permits: grant?.request.permits ?? 1,
+        owner: grant?.request.owner,
+        since: grant?.since,
+        validUntil: Number.POSITIVE_INFINITY,
+      };
+    });
+    return { holders, waiting: this.#entries.get(key)?.queue.length ?? 0 };
   }
 
   /** Next fencing token for `key` (strictly increasing, never reset). */

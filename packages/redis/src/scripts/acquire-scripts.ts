@@ -3,7 +3,8 @@ import { type LuaScript, luaScript, prelude } from './lua-script.js';
 /*
  * Acquire scripts. Every one refuses an attempt whose cancel marker exists (the client gave up
  * on this attempt before its reply arrived, see phantom-acquire safety in the README), prunes
- * expired holders, and on success INCRs the never-deleted fencing counter.
+ * expired holders, and on success INCRs the never-deleted fencing counter and writes the hold's
+ * inspection record into the holds hash (ARGV info = '<since ms>:<owner>', see record_hold).
  *
  * Mutex and semaphore attempts also keep the provider's entry in the lock's waiters set (so a
  * release wakes one provider, not all): ARGV waiterId is the provider's id, registerMs > 0
@@ -17,38 +18,75 @@ import { type LuaScript, luaScript, prelude } from './lua-script.js';
  * to send and read (no string formatting on the server, no string parsing on the client).
  */
 
-/** Mutex. KEYS: lock, fence, cancel[, waiters]. ARGV: token, leaseMs[, waiterId, registerMs, last]. */
+/**
+ * Mutex. KEYS: lock, fence, cancel, holds[, waiters].
+ * ARGV: token, leaseMs, info ('<since>:<owner>')[, waiterId, registerMs, last].
+ */
 export const acquireMutex: LuaScript = luaScript(
   'acquire-mutex',
-  `${prelude('grant_token', 'register_waiter', 'refused')}
+  `${prelude('grant_token', 'register_waiter', 'refused', 'record_hold')}
 if redis.call('EXISTS', KEYS[3]) == 1 then return -1 end
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  if ARGV[5] == '1' then redis.call('ZREM', KEYS[4], ARGV[3]) end
-  return grant_token(KEYS[2])
+  if ARGV[6] == '1' then redis.call('ZREM', KEYS[5], ARGV[4]) end
+  local fence = grant_token(KEYS[2])
+  record_sole_hold(KEYS[4], ARGV[1], fence, ARGV[3], ARGV[2])
+  return fence
 end
-if KEYS[4] and tonumber(ARGV[4]) > 0 then register_waiter(KEYS[4], ARGV[3], ARGV[4]) end
+if KEYS[5] and tonumber(ARGV[5]) > 0 then register_waiter(KEYS[5], ARGV[4], ARGV[5]) end
 return refused(redis.call('PTTL', KEYS[1]))
 `,
 );
 
 /**
  * Semaphore: a sorted set of holders scored by their expiry (server ms); the key itself
- * expires with its latest holder. KEYS: holders, fence, cancel[, waiters].
- * ARGV: token, leaseMs, maxCount[, waiterId, registerMs, last].
+ * expires with its latest holder. A grant of n permits is n members with one expiry: the token,
+ * then token#2 … token#n (so a holder of one permit is its bare token, as before weighted
+ * permits, and ZCARD counts permits).
+ * Head of line: a weighted request (n > 1) that waits keeps a reservation in the reservations
+ * set (member: its id, which begins with its arrival time, so ids sort in arrival order;
+ * score: when it lapses without a refresh by a retry). A request is refused while a reservation
+ * older than its own (any reservation, for a request without one) is live, so no later request
+ * passes a waiting weighted one. A grant that ends a reservation publishes '!' (wake every
+ * waiter), so requests it held back retry at once.
+ * Inspection: the grant records one hold, under the token (the '#i' members have no record
+ * of their own; inspect-holds folds them into the token's hold and counts its permits).
+ * KEYS: holders, fence, cancel, holds, reservations[, waiters].
+ * ARGV: token, leaseMs, maxCount, info, permits, reserveId, reserveMs, channel, publish[,
+ * waiterId, registerMs, last]. reserveId is '' and reserveMs 0 for a request without a
+ * reservation.
  */
 export const acquireSemaphore: LuaScript = luaScript(
   'acquire-semaphore',
-  `${prelude('grant_token', 'register_waiter', 'earliest_wait', 'refused')}
+  `${prelude('grant_token', 'register_waiter', 'earliest_wait', 'refused', 'record_hold', 'prune_holds')}
 if redis.call('EXISTS', KEYS[3]) == 1 then return -1 end
 local now = server_now()
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[3]) then
-  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
-  expire_at_latest(KEYS[1])
-  if ARGV[6] == '1' then redis.call('ZREM', KEYS[4], ARGV[4]) end
-  return grant_token(KEYS[2])
+prune_holds(KEYS[1], KEYS[4], now)
+local id = ARGV[6]
+local behind = false
+if redis.call('EXISTS', KEYS[5]) == 1 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
+  for _, other in ipairs(redis.call('ZRANGE', KEYS[5], 0, -1)) do
+    if other ~= id and (id == '' or other < id) then behind = true end
+  end
 end
-if KEYS[4] and tonumber(ARGV[5]) > 0 then register_waiter(KEYS[4], ARGV[4], ARGV[5]) end
+local permits = tonumber(ARGV[5])
+if not behind and redis.call('ZCARD', KEYS[1]) + permits <= tonumber(ARGV[3]) then
+  local expiry = now + tonumber(ARGV[2])
+  redis.call('ZADD', KEYS[1], expiry, ARGV[1])
+  for i = 2, permits do redis.call('ZADD', KEYS[1], expiry, ARGV[1] .. '#' .. i) end
+  expire_at_latest(KEYS[1])
+  if id ~= '' and redis.call('ZREM', KEYS[5], id) == 1 then redis.call(ARGV[9], ARGV[8], '!') end
+  if ARGV[12] == '1' then redis.call('ZREM', KEYS[6], ARGV[10]) end
+  local fence = grant_token(KEYS[2])
+  record_hold(KEYS[4], ARGV[1], fence, ARGV[4], ARGV[2])
+  return fence
+end
+local reserve = tonumber(ARGV[7])
+if reserve > 0 then
+  redis.call('ZADD', KEYS[5], now + reserve, id)
+  expire_at_latest(KEYS[5])
+end
+if KEYS[6] and tonumber(ARGV[11]) > 0 then register_waiter(KEYS[6], ARGV[10], ARGV[11]) end
 return refused(earliest_wait(KEYS[1], now))
 `,
 );
@@ -56,11 +94,11 @@ return refused(earliest_wait(KEYS[1], now))
 /**
  * Reader of a RW lock: refused while a writer holds the lock or any writer is waiting (the
  * writer-waiting set, scored by each marker's expiry, gives writer preference).
- * KEYS: writer, readers, waiting writers, fence, cancel. ARGV: token, leaseMs.
+ * KEYS: writer, readers, waiting writers, fence, cancel, holds. ARGV: token, leaseMs, info.
  */
 export const acquireRead: LuaScript = luaScript(
   'acquire-read',
-  `${prelude('server_now', 'grant_token', 'expire_at_latest', 'earliest_wait', 'refused')}
+  `${prelude('server_now', 'grant_token', 'expire_at_latest', 'earliest_wait', 'refused', 'record_hold', 'prune_holds')}
 if redis.call('EXISTS', KEYS[5]) == 1 then return -1 end
 local writer = redis.call('PTTL', KEYS[1])
 if writer ~= -2 then return refused(writer) end
@@ -68,10 +106,12 @@ local now = server_now()
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 local waiting = earliest_wait(KEYS[3], now)
 if waiting >= 0 then return refused(waiting) end
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+prune_holds(KEYS[2], KEYS[6], now)
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[1])
 expire_at_latest(KEYS[2])
-return grant_token(KEYS[4])
+local fence = grant_token(KEYS[4])
+record_hold(KEYS[6], ARGV[1], fence, ARGV[3], ARGV[2])
+return fence
 `,
 );
 
@@ -79,11 +119,12 @@ return grant_token(KEYS[4])
  * Writer of a RW lock: granted when there is no writer and no live reader. A writer that will
  * wait (markerMs > 0) leaves its marker in the waiting set so no new reader gets in; the
  * marker expires on its own if the writer goes away, and is removed when it is granted.
- * KEYS: writer, readers, waiting writers, fence, cancel. ARGV: token, leaseMs, waiterId, markerMs.
+ * KEYS: writer, readers, waiting writers, fence, cancel, holds.
+ * ARGV: token, leaseMs, waiterId, markerMs, info.
  */
 export const acquireWrite: LuaScript = luaScript(
   'acquire-write',
-  `${prelude('server_now', 'grant_token', 'expire_at_latest', 'earliest_wait', 'refused')}
+  `${prelude('server_now', 'grant_token', 'expire_at_latest', 'earliest_wait', 'refused', 'record_hold')}
 if redis.call('EXISTS', KEYS[5]) == 1 then return -1 end
 local now = server_now()
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
@@ -94,7 +135,9 @@ if hint == -2 then
   if hint < 0 then
     redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
     redis.call('ZREM', KEYS[3], ARGV[3])
-    return grant_token(KEYS[4])
+    local fence = grant_token(KEYS[4])
+    record_sole_hold(KEYS[6], ARGV[1], fence, ARGV[5], ARGV[2])
+    return fence
   end
 end
 local marker = tonumber(ARGV[4])
@@ -109,12 +152,15 @@ return refused(hint)
 /**
  * Redlock: a grant whose nodes returned different counters draws again. Lifts the fencing
  * counter to at least the floor (the largest value drawn so far) and INCRs it: the reply is a
- * value this node never returned before. KEYS: fence. ARGV: floor.
+ * value this node never returned before; the hold's inspection record takes it.
+ * KEYS: fence, holds. ARGV: floor, token.
  */
 export const redrawFence: LuaScript = luaScript(
   'redraw-fence',
-  `${prelude('raise_fence', 'grant_token')}
+  `${prelude('raise_fence', 'grant_token', 'record_hold')}
 raise_fence(KEYS[1], ARGV[1])
-return grant_token(KEYS[1])
+local fence = grant_token(KEYS[1])
+set_record_fence(KEYS[2], ARGV[2], fence)
+return fence
 `,
 );

@@ -61,6 +61,37 @@ local function expire_at_latest(key)
   local latest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
   if latest[2] then redis.call('PEXPIREAT', key, latest[2]) end
 end`,
+  // Inspection record of a hold (hash field token -> '<fence>:<since>:<owner>'); the hash
+  // lasts at least as long as the hold's lease (`keep_for`), and never less than before. An
+  // exclusive hold (mutex, writer) is the only one: its record replaces the hash. Redlock
+  // sets a record's fencing token to the one the nodes agreed on (`set_record_fence`).
+  record_hold: `
+local function keep_for(key, ms)
+  if redis.call('PTTL', key) < tonumber(ms) then redis.call('PEXPIRE', key, ms) end
+end
+local function record_hold(key, token, fence, info, ms)
+  redis.call('HSET', key, token, tostring(fence) .. ':' .. info)
+  keep_for(key, ms)
+end
+local function set_record_fence(key, token, fence)
+  local record = redis.call('HGET', key, token)
+  if not record then return end
+  local at = string.find(record, ':', 1, true)
+  if at then redis.call('HSET', key, token, tostring(fence) .. string.sub(record, at)) end
+end
+local function record_sole_hold(key, token, fence, info, ms)
+  redis.call('DEL', key)
+  redis.call('HSET', key, token, tostring(fence) .. ':' .. info)
+  redis.call('PEXPIRE', key, ms)
+end`,
+  // Drops a sorted set's expired holds, and their inspection records.
+  prune_holds: `
+local function prune_holds(set, holds, now)
+  local gone = redis.call('ZRANGEBYSCORE', set, '-inf', now)
+  if #gone == 0 then return end
+  for _, token in ipairs(gone) do redis.call('HDEL', holds, token) end
+  redis.call('ZREMRANGEBYSCORE', set, '-inf', now)
+end`,
   earliest_wait: `
 local function earliest_wait(key, now)
   local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
