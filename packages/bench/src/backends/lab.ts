@@ -12,6 +12,7 @@ import {
 import { type BackendId, isTopologyBackend } from './backend-ids.js';
 import type { ProviderSpec, ProviderTuning } from './provider-spec.js';
 import { type RedisTopologies, startRedisTopologies } from './redis-topologies.js';
+import { type ServerClock, serverClocks } from './server-clocks.js';
 
 /** What the servers are for: their settings differ (see {@link startLab}). */
 export type LabPurpose = 'bench' | 'chaos';
@@ -27,6 +28,8 @@ export interface Lab {
   serversOf(backend: BackendId): readonly ServerHandle[];
   /** The Redis Cluster and Sentinel setups (undefined where not asked for). */
   readonly topologies: RedisTopologies;
+  /** `serverClocks`: the clock file a backend's servers run with, or why they have none. */
+  serverClockOf(backend: BackendId): ServerClock;
   /** The provider spec of a backend on this lab's servers. */
   specFor(backend: BackendId, tuning: ProviderTuning): ProviderSpec;
   /** Stops every server and removes the directory. */
@@ -60,9 +63,19 @@ const redlockNodes: Readonly<Record<LabPurpose, number>> = { bench: 3, chaos: 5 
  * - The bench runs PostgreSQL, MariaDB and ZooKeeper with their durable defaults (fsync on
  *   commit), as users run them; chaos keeps the test kit's faster settings.
  */
-export async function startLab(backends: readonly BackendId[], purpose: LabPurpose): Promise<Lab> {
+export async function startLab(
+  backends: readonly BackendId[],
+  purpose: LabPurpose,
+  options: { readonly serverClocks?: boolean } = {},
+): Promise<Lab> {
   const wants = (backend: BackendId): boolean => backends.includes(backend);
-  const always = { useEnvironment: false, startTimeoutMs: 90_000 } as const;
+  const base = { useEnvironment: false, startTimeoutMs: 90_000 } as const;
+  // `--faults clock`: the servers start under libfaketime (see server-clocks.ts).
+  const clocks = serverClocks(options.serverClocks === true);
+  const under = (backend: BackendId) => {
+    const environment = clocks.environmentOf(backend);
+    return environment ? { ...base, environment } : base;
+  };
   const directory = mkdtempSync(join(tmpdir(), `lockkit-${purpose}-`));
   // Also on SIGINT/SIGTERM (the mains call process.exit): the servers have the test kit's hooks.
   // Workers SIGKILLed a moment ago may still be finishing a file operation: retry, never throw.
@@ -85,15 +98,15 @@ export async function startLab(backends: readonly BackendId[], purpose: LabPurpo
     purpose === 'chaos' ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ([] as string[]);
   const results = await Promise.allSettled([
     wants('redis')
-      ? track(startRedisServers(1, { ...always, extraArguments: persistence }))
+      ? track(startRedisServers(1, { ...under('redis'), extraArguments: persistence }))
       : Promise.resolve([]),
     wants('redlock')
-      ? track(startRedisServers(redlockNodes[purpose], always))
+      ? track(startRedisServers(redlockNodes[purpose], under('redlock')))
       : Promise.resolve([]),
     wants('postgres')
       ? track(
           startPostgres({
-            ...always,
+            ...under('postgres'),
             settings:
               purpose === 'bench'
                 ? { ...durablePostgres, max_locks_per_transaction: '256', max_connections: '300' }
@@ -102,19 +115,19 @@ export async function startLab(backends: readonly BackendId[], purpose: LabPurpo
         )
       : Promise.resolve(undefined),
     wants('mysql')
-      ? track(startMariaDb({ ...always, extraArguments: durable ? durableMariaDb : [] }))
+      ? track(startMariaDb({ ...under('mysql'), extraArguments: durable ? durableMariaDb : [] }))
       : Promise.resolve(undefined),
     wants('zookeeper')
       ? track(
           startZooKeeper({
-            ...always,
+            ...under('zookeeper'),
             tickTimeMs: 200,
             extraConfig: durable ? { forceSync: 'yes' } : {},
           }),
         )
       : Promise.resolve(undefined),
-    wants('etcd') ? track(startEtcd(always)) : Promise.resolve(undefined),
-    startRedisTopologies(backends, always.startTimeoutMs, (stop) => started.push({ stop })),
+    wants('etcd') ? track(startEtcd(under('etcd'))) : Promise.resolve(undefined),
+    startRedisTopologies(backends, base.startTimeoutMs, (stop) => started.push({ stop })),
   ]);
   const failure = results.find((result) => result.status === 'rejected');
   if (failure) {
@@ -154,6 +167,7 @@ export async function startLab(backends: readonly BackendId[], purpose: LabPurpo
     directory,
     serversOf,
     topologies,
+    serverClockOf: (backend) => clocks.of(backend),
     specFor(backend, tuning) {
       const topologyUrl = backend.startsWith('redis-cluster')
         ? topologies.cluster?.url

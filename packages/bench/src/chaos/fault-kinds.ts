@@ -32,6 +32,10 @@ export type FaultKind =
   | 'clock-back-holder'
   /** A worker's wall clock jumps 60 s ahead while others hold; then right again. */
   | 'clock-ahead-contender'
+  /** Every server of the backend: its wall clock 60 s ahead while a worker holds; then right. */
+  | 'clock-ahead-server'
+  /** Every server of the backend: its wall clock 60 s back while a worker holds; then right. */
+  | 'clock-back-server'
   /** Cluster/Sentinel: SIGKILL the primary of a chaos lock at a grant; its replica is promoted. */
   | 'kill-primary'
   /** Cluster/Sentinel: CLUSTER FAILOVER / SENTINEL FAILOVER of a chaos lock's primary. */

@@ -35,7 +35,9 @@ export async function placeWorkers(
   workers: number,
   log: (line: string) => void,
 ): Promise<WorkerPlacement> {
-  if (faults === 'clock') return placeUnderFaketime(config, backend, log);
+  if (faults === 'clock') {
+    return placeUnderFaketime(config, backend, log, lab.serverClockOf(backend));
+  }
   if (faults !== 'network') {
     return { placement: undefined, network: undefined, plan: () => undefined };
   }
