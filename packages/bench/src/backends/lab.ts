@@ -2,12 +2,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  NetworkNamespacesUnavailableError,
   type ServerHandle,
   startEtcd,
   startMariaDb,
   startPostgres,
   startRedisServers,
   startZooKeeper,
+  startZooKeeperEnsemble,
+  type ZooKeeperEnsemble,
 } from '@lockkit/testkit';
 import { type BackendId, isTopologyBackend } from './backend-ids.js';
 import type { ProviderSpec, ProviderTuning } from './provider-spec.js';
@@ -28,6 +31,8 @@ export interface Lab {
   serversOf(backend: BackendId): readonly ServerHandle[];
   /** The Redis Cluster and Sentinel setups (undefined where not asked for). */
   readonly topologies: RedisTopologies;
+  /** `zookeeperEnsemble`: the 3-member ensemble `zookeeper` runs on (undefined: one server). */
+  readonly zookeeperEnsemble: ZooKeeperEnsemble | undefined;
   /** `serverClocks`: the clock file a backend's servers run with, or why they have none. */
   serverClockOf(backend: BackendId): ServerClock;
   /** The provider spec of a backend on this lab's servers. */
@@ -66,7 +71,7 @@ const redlockNodes: Readonly<Record<LabPurpose, number>> = { bench: 3, chaos: 5 
 export async function startLab(
   backends: readonly BackendId[],
   purpose: LabPurpose,
-  options: { readonly serverClocks?: boolean } = {},
+  options: { readonly serverClocks?: boolean; readonly zookeeperEnsemble?: boolean } = {},
 ): Promise<Lab> {
   const wants = (backend: BackendId): boolean => backends.includes(backend);
   const base = { useEnvironment: false, startTimeoutMs: 90_000 } as const;
@@ -117,15 +122,17 @@ export async function startLab(
     wants('mysql')
       ? track(startMariaDb({ ...under('mysql'), extraArguments: durable ? durableMariaDb : [] }))
       : Promise.resolve(undefined),
-    wants('zookeeper')
-      ? track(
-          startZooKeeper({
-            ...under('zookeeper'),
-            tickTimeMs: 200,
-            extraConfig: durable ? { forceSync: 'yes' } : {},
-          }),
-        )
-      : Promise.resolve(undefined),
+    wants('zookeeper') && options.zookeeperEnsemble === true
+      ? startEnsemble(base.startTimeoutMs, (stop) => started.push({ stop }))
+      : wants('zookeeper')
+        ? track(
+            startZooKeeper({
+              ...under('zookeeper'),
+              tickTimeMs: 200,
+              extraConfig: durable ? { forceSync: 'yes' } : {},
+            }),
+          )
+        : Promise.resolve(undefined),
     wants('etcd') ? track(startEtcd(under('etcd'))) : Promise.resolve(undefined),
     startRedisTopologies(backends, base.startTimeoutMs, (stop) => started.push({ stop })),
   ]);
@@ -142,7 +149,10 @@ export async function startLab(
   const redlock = value<ServerHandle[]>(1);
   const postgres = value<ServerHandle | undefined>(2);
   const mariadb = value<ServerHandle | undefined>(3);
-  const zookeeper = value<ServerHandle | undefined>(4);
+  const zookeeperResult = value<ServerHandle | ZooKeeperEnsemble | undefined>(4);
+  const zookeeperEnsemble =
+    zookeeperResult !== undefined && 'members' in zookeeperResult ? zookeeperResult : undefined;
+  const zookeeper = zookeeperEnsemble ? undefined : (zookeeperResult as ServerHandle | undefined);
   const etcd = value<ServerHandle | undefined>(5);
   const topologies = value<RedisTopologies>(6);
   const serversOf = (backend: BackendId): readonly ServerHandle[] => {
@@ -151,7 +161,7 @@ export async function startLab(
       redlock,
       postgres: [postgres],
       mysql: [mariadb],
-      zookeeper: [zookeeper],
+      zookeeper: zookeeperEnsemble ? zookeeperEnsemble.members : [zookeeper],
       etcd: [etcd],
       file: [],
       'redis-cluster': topologies.cluster?.nodes ?? [],
@@ -167,6 +177,7 @@ export async function startLab(
     directory,
     serversOf,
     topologies,
+    zookeeperEnsemble,
     serverClockOf: (backend) => clocks.of(backend),
     specFor(backend, tuning) {
       const topologyUrl = backend.startsWith('redis-cluster')
@@ -187,4 +198,24 @@ export async function startLab(
       process.removeListener('exit', removeDirectory);
     },
   };
+}
+
+/**
+ * `--faults network`: ZooKeeper as a 3-member ensemble, each member in a network namespace of
+ * its own (so that a follower can be cut off); one server where namespaces are unavailable.
+ */
+async function startEnsemble(
+  startTimeoutMs: number,
+  onStarted: (stop: () => Promise<void>) => void,
+): Promise<ZooKeeperEnsemble | ServerHandle> {
+  try {
+    const ensemble = await startZooKeeperEnsemble(3, { startTimeoutMs, tickTimeMs: 200 });
+    onStarted(() => ensemble.stop());
+    return ensemble;
+  } catch (error) {
+    if (!(error instanceof NetworkNamespacesUnavailableError)) throw error;
+    const server = await startZooKeeper({ useEnvironment: false, startTimeoutMs, tickTimeMs: 200 });
+    onStarted(() => server.stop());
+    return server;
+  }
 }

@@ -25,6 +25,7 @@ async function main(): Promise<number> {
   );
   const lab = await startLab(options.backends, 'chaos', {
     serverClocks: options.faults === 'clock',
+    zookeeperEnsemble: options.faults === 'network',
   });
   const results: BackendChaosResult[] = [];
   const failures: string[] = [];

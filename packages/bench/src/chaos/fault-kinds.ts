@@ -23,6 +23,8 @@ export type FaultKind =
   | 'partition-minority'
   /** Redlock: cut a holder off from 3 of the 5 nodes; heal. */
   | 'partition-majority'
+  /** ZooKeeper ensemble: cut off the follower a holder's session is on (link down); heal. */
+  | 'partition-follower'
   /** Drop 30 % of a holder's packets at random (nftables numgen); heal. */
   | 'lossy-holder'
   /** Every server link holds each chunk (userspace relay: no sch_netem here); then not. */

@@ -64,6 +64,12 @@ export async function placeWorkers(
   return {
     placement: () => ({ namespace: network.nextNamespace(), config: { ...config, spec } }),
     network,
-    plan: (random, quick, cycles) => networkFaultPlan(backend, quick, cycles, random),
+    plan: (random, quick, cycles, skipped) => {
+      const ensemble = backend === 'zookeeper' && lab.zookeeperEnsemble !== undefined;
+      if (backend === 'zookeeper' && !ensemble) {
+        skipped.push('partition-follower (no ZooKeeper ensemble: network namespaces unavailable)');
+      }
+      return networkFaultPlan(backend, quick, cycles, random, ensemble);
+    },
   };
 }
