@@ -67,6 +67,10 @@ const redlockNodes: Readonly<Record<LabPurpose, number>> = { bench: 3, chaos: 5 
  * - `etcd`: one member, heartbeat 50 ms and election 500 ms, so chaos can use 2 s leases.
  * - The bench runs PostgreSQL, MariaDB and ZooKeeper with their durable defaults (fsync on
  *   commit), as users run them; chaos keeps the test kit's faster settings.
+ *
+ * `serverClocks` (`pnpm chaos --faults clock`): every server whose clock libfaketime can move
+ * starts under it (see server-clocks.ts). `zookeeperEnsemble` (`--faults network`): ZooKeeper
+ * runs as a 3-member ensemble in network namespaces, so that a follower can be cut off.
  */
 export async function startLab(
   backends: readonly BackendId[],
