@@ -21,7 +21,9 @@ export interface LibraryFs {
 
 const callbackFs = {
   stat: nodeFs.stat,
-  utimes: nodeFs.utimes,
+  // Looked up at each call (not captured at load), so a test can hold it with a spy.
+  utimes: (path: string, atime: Date, mtime: Date, callback: Callback) =>
+    nodeFs.utimes(path, atime, mtime, callback),
   rmdir: nodeFs.rmdir,
   realpath: nodeFs.realpath,
 };

@@ -1,4 +1,4 @@
-import { dirname } from 'node:path';
+import { dirname, sep } from 'node:path';
 import { now } from '@lockkit/core/backend';
 import lockfile from 'proper-lockfile';
 import {
@@ -229,7 +229,14 @@ export class LockDirs {
     }
   }
 
-  /** proper-lockfile's heartbeat, withheld when it would be a lie (see the module comment). */
+  /**
+   * proper-lockfile's heartbeat, withheld when it would be a lie. It sets the mtime of
+   * `<our marker>/..`, not of `path`: proper-lockfile checked `path`'s mtime a moment ago, and
+   * if we were taken over since (held up past the lease), `path` is the new holder's directory,
+   * whose lease our stale stamp would cut short. The kernel resolves `..` from the marker
+   * itself, so the call reaches only the directory our marker is in, or fails with ENOENT once
+   * it has been claimed (proper-lockfile then reports the lock compromised: our lost signal).
+   */
   #heartbeat(holding: Holding, path: string, atime: Date, mtime: Date, callback: Callback): void {
     const at = now();
     if (!holding.beating || at >= this.validUntil(holding)) {
@@ -240,7 +247,8 @@ export class LockDirs {
       );
       return;
     }
-    this.#sharedFs.utimes(path, atime, mtime, (error) => {
+    // String concatenation: path.join would fold the `..` away.
+    this.#sharedFs.utimes(`${holding.marker}${sep}..`, atime, mtime, (error) => {
       if (!error) holding.lastBeat = at;
       callback(error);
     });

@@ -120,6 +120,7 @@ function definitionOf(
       logPath: member.logPath,
       cwd: temporaryDirectory,
       temporaryDirectory,
+      ...(options.environment && { env: { ...process.env, ...options.environment } }),
     }),
   };
 }

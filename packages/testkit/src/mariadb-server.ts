@@ -159,6 +159,7 @@ async function startLocalMariaDb(options: MariaDbServerOptions): Promise<ServerH
         logPath,
         cwd: temporaryDirectory,
         temporaryDirectory,
+        ...(options.environment && { env: { ...process.env, ...options.environment } }),
       }),
       async afterFirstStart(target) {
         await withConnection(withoutDatabase(target.url), (connection) =>

@@ -184,7 +184,7 @@ async function startLocalPostgres(options: PostgresServerOptions): Promise<Serve
         ],
         logPath,
         cwd: temporaryDirectory,
-        env: environment,
+        env: { ...environment, ...options.environment },
         temporaryDirectory,
         ...ids,
       }),

@@ -17,11 +17,6 @@ import type { ServerStartOptions } from './start-options.js';
 export interface RedisServerOptions extends ServerStartOptions {
   /** More `redis-server` arguments, e.g. `['--maxmemory', '10mb']`. */
   readonly extraArguments?: readonly string[];
-  /**
-   * More environment variables for `redis-server` (on top of this process's), e.g. to preload
-   * libfaketime and move the server's wall clock.
-   */
-  readonly environment?: Readonly<Record<string, string>>;
 }
 
 const probeTimeoutMs = 2_000;

@@ -7,4 +7,10 @@ export interface ServerStartOptions {
    * of starting one (the handle is then not controllable). Default `true`.
    */
   readonly useEnvironment?: boolean;
+  /**
+   * More environment variables for the server process (on top of this process's), e.g. to
+   * preload libfaketime and move the server's wall clock. Ignored with a server from the
+   * environment.
+   */
+  readonly environment?: Readonly<Record<string, string>>;
 }

@@ -22,6 +22,8 @@ export interface TcpRelay {
   release(address: string): void;
   /** Connections relayed right now. */
   readonly connections: number;
+  /** The addresses of the clients connected now (one entry per connection). */
+  clientAddresses(): string[];
   /** Stops listening and destroys every relayed connection. */
   close(): Promise<void>;
 }
@@ -68,10 +70,10 @@ export function startTcpRelay(options: TcpRelayOptions): Promise<TcpRelay> {
   const sockets = new Set<Socket>();
   const held = new Set<string>();
   const pairs = new Set<{ client: Socket; upstream: Socket }>();
-  const address = (client: Socket): string => (client.remoteAddress ?? '').replace(/^::ffff:/, '');
+  const remoteOf = (client: Socket): string => (client.remoteAddress ?? '').replace(/^::ffff:/, '');
   const setFlow = (pair: { client: Socket; upstream: Socket }): void => {
     for (const socket of [pair.client, pair.upstream]) {
-      if (held.has(address(pair.client))) socket.pause();
+      if (held.has(remoteOf(pair.client))) socket.pause();
       else socket.resume();
     }
   };
@@ -121,6 +123,8 @@ export function startTcpRelay(options: TcpRelayOptions): Promise<TcpRelay> {
         get connections() {
           return Math.floor(sockets.size / 2);
         },
+        clientAddresses: () =>
+          [...pairs].filter((pair) => !pair.client.destroyed).map((pair) => remoteOf(pair.client)),
         close: () =>
           new Promise<void>((done) => {
             for (const socket of sockets) socket.destroy();

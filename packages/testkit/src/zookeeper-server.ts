@@ -187,6 +187,7 @@ async function startLocalZooKeeper(options: ZooKeeperServerOptions): Promise<Ser
           logPath,
           cwd: temporaryDirectory,
           temporaryDirectory,
+          ...(options.environment && { env: { ...process.env, ...options.environment } }),
         };
       },
     });

@@ -88,6 +88,16 @@ describe.skipIf(unavailable !== undefined)('namespaceFirewall and startTcpRelay'
     expect((await during).reply).toBe('+PONG');
   });
 
+  it('clientAddresses() lists the address of each client connected now', async () => {
+    expect(relay!.clientAddresses()).toEqual([]);
+    relay!.hold(net.addresses[0]!);
+    const during = ping(namespace, relay!.host, relay!.port, 3000);
+    await new Promise((resolve) => setTimeout(resolve, 300)); // connected, its PING waits
+    expect(relay!.clientAddresses()).toEqual([net.addresses[0]]);
+    relay!.release(net.addresses[0]!);
+    expect((await during).reply).toBe('+PONG');
+  });
+
   it('setDelay() holds each chunk in each direction', async () => {
     relay!.setDelay(150);
     const delayed = await ping(namespace, relay!.host, relay!.port, 3000);

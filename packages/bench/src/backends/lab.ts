@@ -2,16 +2,20 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  NetworkNamespacesUnavailableError,
   type ServerHandle,
   startEtcd,
   startMariaDb,
   startPostgres,
   startRedisServers,
   startZooKeeper,
+  startZooKeeperEnsemble,
+  type ZooKeeperEnsemble,
 } from '@lockkit/testkit';
 import { type BackendId, isTopologyBackend } from './backend-ids.js';
 import type { ProviderSpec, ProviderTuning } from './provider-spec.js';
 import { type RedisTopologies, startRedisTopologies } from './redis-topologies.js';
+import { type ServerClock, serverClocks } from './server-clocks.js';
 
 /** What the servers are for: their settings differ (see {@link startLab}). */
 export type LabPurpose = 'bench' | 'chaos';
@@ -27,6 +31,10 @@ export interface Lab {
   serversOf(backend: BackendId): readonly ServerHandle[];
   /** The Redis Cluster and Sentinel setups (undefined where not asked for). */
   readonly topologies: RedisTopologies;
+  /** `zookeeperEnsemble`: the 3-member ensemble `zookeeper` runs on (undefined: one server). */
+  readonly zookeeperEnsemble: ZooKeeperEnsemble | undefined;
+  /** `serverClocks`: the clock file a backend's servers run with, or why they have none. */
+  serverClockOf(backend: BackendId): ServerClock;
   /** The provider spec of a backend on this lab's servers. */
   specFor(backend: BackendId, tuning: ProviderTuning): ProviderSpec;
   /** Stops every server and removes the directory. */
@@ -59,10 +67,24 @@ const redlockNodes: Readonly<Record<LabPurpose, number>> = { bench: 3, chaos: 5 
  * - `etcd`: one member, heartbeat 50 ms and election 500 ms, so chaos can use 2 s leases.
  * - The bench runs PostgreSQL, MariaDB and ZooKeeper with their durable defaults (fsync on
  *   commit), as users run them; chaos keeps the test kit's faster settings.
+ *
+ * `serverClocks` (`pnpm chaos --faults clock`): every server whose clock libfaketime can move
+ * starts under it (see server-clocks.ts). `zookeeperEnsemble` (`--faults network`): ZooKeeper
+ * runs as a 3-member ensemble in network namespaces, so that a follower can be cut off.
  */
-export async function startLab(backends: readonly BackendId[], purpose: LabPurpose): Promise<Lab> {
+export async function startLab(
+  backends: readonly BackendId[],
+  purpose: LabPurpose,
+  options: { readonly serverClocks?: boolean; readonly zookeeperEnsemble?: boolean } = {},
+): Promise<Lab> {
   const wants = (backend: BackendId): boolean => backends.includes(backend);
-  const always = { useEnvironment: false, startTimeoutMs: 90_000 } as const;
+  const base = { useEnvironment: false, startTimeoutMs: 90_000 } as const;
+  // `--faults clock`: the servers start under libfaketime (see server-clocks.ts).
+  const clocks = serverClocks(options.serverClocks === true);
+  const under = (backend: BackendId) => {
+    const environment = clocks.environmentOf(backend);
+    return environment ? { ...base, environment } : base;
+  };
   const directory = mkdtempSync(join(tmpdir(), `lockkit-${purpose}-`));
   // Also on SIGINT/SIGTERM (the mains call process.exit): the servers have the test kit's hooks.
   // Workers SIGKILLed a moment ago may still be finishing a file operation: retry, never throw.
@@ -85,15 +107,15 @@ export async function startLab(backends: readonly BackendId[], purpose: LabPurpo
     purpose === 'chaos' ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ([] as string[]);
   const results = await Promise.allSettled([
     wants('redis')
-      ? track(startRedisServers(1, { ...always, extraArguments: persistence }))
+      ? track(startRedisServers(1, { ...under('redis'), extraArguments: persistence }))
       : Promise.resolve([]),
     wants('redlock')
-      ? track(startRedisServers(redlockNodes[purpose], always))
+      ? track(startRedisServers(redlockNodes[purpose], under('redlock')))
       : Promise.resolve([]),
     wants('postgres')
       ? track(
           startPostgres({
-            ...always,
+            ...under('postgres'),
             settings:
               purpose === 'bench'
                 ? { ...durablePostgres, max_locks_per_transaction: '256', max_connections: '300' }
@@ -102,19 +124,21 @@ export async function startLab(backends: readonly BackendId[], purpose: LabPurpo
         )
       : Promise.resolve(undefined),
     wants('mysql')
-      ? track(startMariaDb({ ...always, extraArguments: durable ? durableMariaDb : [] }))
+      ? track(startMariaDb({ ...under('mysql'), extraArguments: durable ? durableMariaDb : [] }))
       : Promise.resolve(undefined),
-    wants('zookeeper')
-      ? track(
-          startZooKeeper({
-            ...always,
-            tickTimeMs: 200,
-            extraConfig: durable ? { forceSync: 'yes' } : {},
-          }),
-        )
-      : Promise.resolve(undefined),
-    wants('etcd') ? track(startEtcd(always)) : Promise.resolve(undefined),
-    startRedisTopologies(backends, always.startTimeoutMs, (stop) => started.push({ stop })),
+    wants('zookeeper') && options.zookeeperEnsemble === true
+      ? startEnsemble(base.startTimeoutMs, (stop) => started.push({ stop }))
+      : wants('zookeeper')
+        ? track(
+            startZooKeeper({
+              ...under('zookeeper'),
+              tickTimeMs: 200,
+              extraConfig: durable ? { forceSync: 'yes' } : {},
+            }),
+          )
+        : Promise.resolve(undefined),
+    wants('etcd') ? track(startEtcd(under('etcd'))) : Promise.resolve(undefined),
+    startRedisTopologies(backends, base.startTimeoutMs, (stop) => started.push({ stop })),
   ]);
   const failure = results.find((result) => result.status === 'rejected');
   if (failure) {
@@ -129,7 +153,10 @@ export async function startLab(backends: readonly BackendId[], purpose: LabPurpo
   const redlock = value<ServerHandle[]>(1);
   const postgres = value<ServerHandle | undefined>(2);
   const mariadb = value<ServerHandle | undefined>(3);
-  const zookeeper = value<ServerHandle | undefined>(4);
+  const zookeeperResult = value<ServerHandle | ZooKeeperEnsemble | undefined>(4);
+  const zookeeperEnsemble =
+    zookeeperResult !== undefined && 'members' in zookeeperResult ? zookeeperResult : undefined;
+  const zookeeper = zookeeperEnsemble ? undefined : (zookeeperResult as ServerHandle | undefined);
   const etcd = value<ServerHandle | undefined>(5);
   const topologies = value<RedisTopologies>(6);
   const serversOf = (backend: BackendId): readonly ServerHandle[] => {
@@ -138,7 +165,7 @@ export async function startLab(backends: readonly BackendId[], purpose: LabPurpo
       redlock,
       postgres: [postgres],
       mysql: [mariadb],
-      zookeeper: [zookeeper],
+      zookeeper: zookeeperEnsemble ? zookeeperEnsemble.members : [zookeeper],
       etcd: [etcd],
       file: [],
       'redis-cluster': topologies.cluster?.nodes ?? [],
@@ -154,6 +181,8 @@ export async function startLab(backends: readonly BackendId[], purpose: LabPurpo
     directory,
     serversOf,
     topologies,
+    zookeeperEnsemble,
+    serverClockOf: (backend) => clocks.of(backend),
     specFor(backend, tuning) {
       const topologyUrl = backend.startsWith('redis-cluster')
         ? topologies.cluster?.url
@@ -173,4 +202,24 @@ export async function startLab(backends: readonly BackendId[], purpose: LabPurpo
       process.removeListener('exit', removeDirectory);
     },
   };
+}
+
+/**
+ * `--faults network`: ZooKeeper as a 3-member ensemble, each member in a network namespace of
+ * its own (so that a follower can be cut off); one server where namespaces are unavailable.
+ */
+async function startEnsemble(
+  startTimeoutMs: number,
+  onStarted: (stop: () => Promise<void>) => void,
+): Promise<ZooKeeperEnsemble | ServerHandle> {
+  try {
+    const ensemble = await startZooKeeperEnsemble(3, { startTimeoutMs, tickTimeMs: 200 });
+    onStarted(() => ensemble.stop());
+    return ensemble;
+  } catch (error) {
+    if (!(error instanceof NetworkNamespacesUnavailableError)) throw error;
+    const server = await startZooKeeper({ useEnvironment: false, startTimeoutMs, tickTimeMs: 200 });
+    onStarted(() => server.stop());
+    return server;
+  }
 }

@@ -102,7 +102,8 @@ export async function createProvider(spec: ProviderSpec): Promise<ILockProvider>
     case 'zookeeper': {
       const { createZooKeeperLockProvider } = await import('@lockkit/zookeeper');
       return createZooKeeperLockProvider({
-        connectionString: url,
+        // An ensemble (`--faults network`): one URL per member, joined into one string.
+        connectionString: `zookeeper://${spec.urls.map((each) => each.replace(/^zookeeper:\/\//, '')).join(',')}`,
         ...(chaos
           ? {
               sessionTimeoutMs: chaosTimings.zookeeperSessionMs,

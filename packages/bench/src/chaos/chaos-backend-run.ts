@@ -118,6 +118,7 @@ export async function runChaosBackend(
       bounds: pool.bounds,
       random,
       network: placed.network,
+      serverClock: lab.serverClockOf(backend),
       topologies: topologyOf(backend, lab.topologies),
       locks,
       replaceWorker: () => {

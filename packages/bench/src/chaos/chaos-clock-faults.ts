@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BackendId } from '../backends/backend-ids.js';
+import type { ServerClock } from '../backends/server-clocks.js';
 import { monotonicMs } from '../support/monotonic-clock.js';
 import type { SeededRandom } from '../support/seeded-random.js';
 import { atHolder, type FaultContext, recoverySlackMs } from './chaos-faults.js';
@@ -11,10 +12,16 @@ import type { FaultKind, FaultWindow } from './fault-kinds.js';
 import type { Placement } from './worker-pool.js';
 
 /** The faults of `--faults clock`. */
-export type ClockFaultKind = Extract<FaultKind, 'clock-back-holder' | 'clock-ahead-contender'>;
+export type ClockFaultKind = Extract<
+  FaultKind,
+  'clock-back-holder' | 'clock-ahead-contender' | 'clock-ahead-server' | 'clock-back-server'
+>;
+
+const clientClockFaults: readonly ClockFaultKind[] = ['clock-back-holder', 'clock-ahead-contender'];
+const serverClockFaults: readonly ClockFaultKind[] = ['clock-ahead-server', 'clock-back-server'];
 
 export function isClockFault(kind: FaultKind): kind is ClockFaultKind {
-  return kind === 'clock-back-holder' || kind === 'clock-ahead-contender';
+  return (clientClockFaults as readonly string[]).concat(serverClockFaults).includes(kind);
 }
 
 /** How far a wall clock jumps. */
@@ -37,6 +44,7 @@ export function placeUnderFaketime(
   config: WorkerConfig,
   backend: BackendId,
   log: (line: string) => void,
+  serverClock: ServerClock,
 ): {
   placement: (() => Placement) | undefined;
   network: undefined;
@@ -75,8 +83,14 @@ export function placeUnderFaketime(
       };
     },
     network: undefined,
-    plan: (random, quick, cycles) => {
-      const all: FaultKind[] = ['clock-back-holder', 'clock-ahead-contender'];
+    plan: (random, quick, cycles, skipped) => {
+      const all: FaultKind[] = [...clientClockFaults];
+      if (serverClock.file !== undefined) {
+        all.push(...serverClockFaults);
+      } else {
+        skipped.push(`${serverClockFaults.join(', ')} (${serverClock.skipped})`);
+        log(`${backend}: server clock faults skipped: ${serverClock.skipped}`);
+      }
       return quick ? all : Array.from({ length: cycles }, () => random.shuffle(all)).flat();
     },
   };
@@ -99,6 +113,28 @@ export async function injectClockFault(
     if (file === undefined) throw new Error(`${kind} needs the workers of \`--faults clock\``);
     writeFileSync(file, offset);
   };
+  if (kind === 'clock-ahead-server' || kind === 'clock-back-server') {
+    const file = context.serverClock?.file;
+    const offset = `${kind === 'clock-ahead-server' ? '+' : '-'}${clockJumpSeconds}`;
+    let startedAt = 0;
+    // At a grant, so that a lease is live on the server when its clock jumps.
+    const { locks } = await atHolder(context, () => {
+      jump(file, offset);
+      startedAt = monotonicMs();
+    });
+    await sleep(lastsMs);
+    // Setting it right is a jump too (back by a minute, or ahead by one).
+    const clearedAt = monotonicMs();
+    jump(file, '+0');
+    return {
+      kind,
+      description: `every server's wall clock ${offset} s (${context.servers.length} server(s); ${locks.join(', ') || 'nothing'} held) for ${lastsMs} ms, then set right`,
+      startedAt,
+      clearedAt,
+      pids: undefined,
+      recoveryBoundMs,
+    };
+  }
   if (kind === 'clock-back-holder') {
     let startedAt = 0;
     const { worker, locks } = await atHolder(context, (victim) => {

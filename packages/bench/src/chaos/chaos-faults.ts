@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServerHandle } from '@lockkit/testkit';
 import type { RedisTopologies } from '../backends/redis-topologies.js';
+import type { ServerClock } from '../backends/server-clocks.js';
 import { monotonicMs } from '../support/monotonic-clock.js';
 import type { SeededRandom } from '../support/seeded-random.js';
 import type { ChaosLedger } from './chaos-ledger.js';
@@ -25,6 +26,8 @@ export interface FaultContext {
   readonly replaceWorker: () => void;
   /** `--faults network`: the namespaces and relays the workers talk through. */
   readonly network?: ChaosNetwork | undefined;
+  /** `--faults clock`: the clock file the backend's servers run with (or why they have none). */
+  readonly serverClock?: ServerClock | undefined;
 }
 
 /** Added to the declared bounds before a lock counts as stuck (as the conformance suite does). */

@@ -23,7 +23,10 @@ async function main(): Promise<number> {
   log(
     `${options.quick ? 'quick' : `${cycles} cycles`}, seed ${options.seed}: starting servers for ${options.backends.join(', ')}`,
   );
-  const lab = await startLab(options.backends, 'chaos');
+  const lab = await startLab(options.backends, 'chaos', {
+    serverClocks: options.faults === 'clock',
+    zookeeperEnsemble: options.faults === 'network',
+  });
   const results: BackendChaosResult[] = [];
   const failures: string[] = [];
   try {

@@ -4,17 +4,24 @@ import { monotonicMs } from '../support/monotonic-clock.js';
 import type { SeededRandom } from '../support/seeded-random.js';
 import { atHolder, type FaultContext, recoverySlackMs } from './chaos-faults.js';
 import type { FaultKind, FaultWindow } from './fault-kinds.js';
+import { injectFollowerPartition } from './follower-partition.js';
 
 /** The faults that need `--faults network` (a {@link ChaosNetwork} in the context). */
 export type NetworkFaultKind = Extract<
   FaultKind,
-  'partition-holder' | 'partition-minority' | 'partition-majority' | 'lossy-holder' | 'delay-server'
+  | 'partition-holder'
+  | 'partition-minority'
+  | 'partition-majority'
+  | 'partition-follower'
+  | 'lossy-holder'
+  | 'delay-server'
 >;
 
 export const networkFaultKinds: readonly NetworkFaultKind[] = [
   'partition-holder',
   'partition-minority',
   'partition-majority',
+  'partition-follower',
   'lossy-holder',
   'delay-server',
 ];
@@ -41,6 +48,9 @@ export async function injectNetworkFault(
   if (!network) throw new Error(`${kind} needs the network of \`pnpm chaos --faults network\``);
   const lastsMs = Math.max(bounds.abandonedReleaseMs, bounds.lostDetectionMs) + 1000;
   const recoveryBoundMs = lastsMs + recoverySlackMs;
+  if (kind === 'partition-follower') {
+    return injectFollowerPartition(context, network, lastsMs, recoveryBoundMs);
+  }
   if (kind === 'delay-server') {
     // A quarter of the lost-detection bound each way: slow, yet within what a holder can take.
     const delayMs = Math.max(20, Math.round(bounds.lostDetectionMs / 8));
@@ -102,18 +112,23 @@ export async function injectNetworkFault(
   };
 }
 
-/** `--faults network`: the faults per backend (Redlock gets the minority/majority cuts). */
+/**
+ * `--faults network`: the faults per backend (Redlock gets the minority/majority cuts; a
+ * ZooKeeper ensemble, `ensemble`, a follower cut off).
+ */
 export function networkFaultPlan(
   backend: BackendId,
   quick: boolean,
   cycles: number,
   random: SeededRandom,
+  ensemble = false,
 ): FaultKind[] {
   if (backend === 'file') return [];
   const all: FaultKind[] =
     backend === 'redlock'
       ? ['partition-minority', 'partition-majority', 'lossy-holder', 'delay-server']
       : ['partition-holder', 'lossy-holder', 'delay-server'];
+  if (backend === 'zookeeper' && ensemble) all.push('partition-follower');
   if (quick) return all;
   return Array.from({ length: cycles }, () => random.shuffle(all)).flat();
 }

@@ -23,6 +23,8 @@ export type FaultKind =
   | 'partition-minority'
   /** Redlock: cut a holder off from 3 of the 5 nodes; heal. */
   | 'partition-majority'
+  /** ZooKeeper ensemble: cut off the follower a holder's session is on (link down); heal. */
+  | 'partition-follower'
   /** Drop 30 % of a holder's packets at random (nftables numgen); heal. */
   | 'lossy-holder'
   /** Every server link holds each chunk (userspace relay: no sch_netem here); then not. */
@@ -32,6 +34,10 @@ export type FaultKind =
   | 'clock-back-holder'
   /** A worker's wall clock jumps 60 s ahead while others hold; then right again. */
   | 'clock-ahead-contender'
+  /** Every server of the backend: its wall clock 60 s ahead while a worker holds; then right. */
+  | 'clock-ahead-server'
+  /** Every server of the backend: its wall clock 60 s back while a worker holds; then right. */
+  | 'clock-back-server'
   /** Cluster/Sentinel: SIGKILL the primary of a chaos lock at a grant; its replica is promoted. */
   | 'kill-primary'
   /** Cluster/Sentinel: CLUSTER FAILOVER / SENTINEL FAILOVER of a chaos lock's primary. */

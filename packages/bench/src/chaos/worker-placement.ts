@@ -35,7 +35,9 @@ export async function placeWorkers(
   workers: number,
   log: (line: string) => void,
 ): Promise<WorkerPlacement> {
-  if (faults === 'clock') return placeUnderFaketime(config, backend, log);
+  if (faults === 'clock') {
+    return placeUnderFaketime(config, backend, log, lab.serverClockOf(backend));
+  }
   if (faults !== 'network') {
     return { placement: undefined, network: undefined, plan: () => undefined };
   }
@@ -62,6 +64,12 @@ export async function placeWorkers(
   return {
     placement: () => ({ namespace: network.nextNamespace(), config: { ...config, spec } }),
     network,
-    plan: (random, quick, cycles) => networkFaultPlan(backend, quick, cycles, random),
+    plan: (random, quick, cycles, skipped) => {
+      const ensemble = backend === 'zookeeper' && lab.zookeeperEnsemble !== undefined;
+      if (backend === 'zookeeper' && !ensemble) {
+        skipped.push('partition-follower (no ZooKeeper ensemble: network namespaces unavailable)');
+      }
+      return networkFaultPlan(backend, quick, cycles, random, ensemble);
+    },
   };
 }
