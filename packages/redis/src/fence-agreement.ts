@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import { BackendUnavailableError } from '@lockkit/core';
 import { now } from '@lockkit/core/backend';
 import type { RedisLockKeys } from './redis-keys.js';
@@ -11,6 +12,9 @@ import { isGrant } from './script-replies.js';
  * to the largest value seen, the next one (if a node stood higher still) lifts them to that.
  */
 export const maxRedraws = 4;
+
+/** The random lift of a floor after a redraw round that did not agree is below this. */
+export const floorSpread = 1024;
 
 /** The largest counter among the granting votes (0n: none). */
 export function largestDraw(votes: Votes): bigint {
@@ -74,7 +78,11 @@ export async function agreeOnToken(
   const started = now();
   for (let redraws = 0; agreed === undefined; redraws += 1) {
     if (redraws === maxRedraws) return { agreed: false, votes: round, contended: true };
-    const floor = largestDraw(round);
+    // After a round that did not agree, a random lift: two shared grants (readers, permits)
+    // redrawing together from one floor, counted in opposite orders on two nodes, fail
+    // together every round; from different floors the higher target agrees on every node
+    // whichever came first there, and the other agrees in the next round.
+    const floor = largestDraw(round) + (redraws > 0 ? BigInt(randomInt(floorSpread)) : 0n);
     const target = floor + 1n;
     const isTarget = (reply: unknown): boolean => isGrant(reply) && BigInt(reply) === target;
     const call = redrawCall(keys, String(floor), holdToken);
