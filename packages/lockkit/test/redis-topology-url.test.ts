@@ -11,6 +11,10 @@ describe('parseLockUrl: Redis Cluster and Sentinel URLs', () => {
     ],
     ['redis+sentinel://s1,s2:26380/main', { nodes: 'redis+sentinel://s1:26379,s2:26380/main' }],
     [
+      'redis://h?recordHolds=false&owner=api-1',
+      { nodes: 'redis://h:6379', recordHolds: false, owner: 'api-1' },
+    ],
+    [
       'REDIS+SENTINEL://:pw@s1/main/3?sentinelPassword=x&namespace=app',
       { nodes: 'redis+sentinel://:pw@s1:26379/main/3?sentinelPassword=x', namespace: 'app' },
     ],

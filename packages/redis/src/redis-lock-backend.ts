@@ -99,13 +99,13 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
     const token = randomUUID();
     const marker = this.#markers.markerOf(request, keys, wait);
     const registration = this.#registration(request);
-    const call = (node: RedisNode) =>
-      acquireCall(request, keys, token, leaseMs, marker, registration, this.#channelOf(node, keys));
+    const recordHold = this.#options.recordHolds;
+    const attempt = { request, keys, token, leaseMs, marker, waiter: registration, recordHold };
+    const call = (node: RedisNode) => acquireCall(attempt, this.#channelOf(node, keys));
     const quorum = this.#quorumOf(request);
     const started = now();
-    // No race with wait.signal here: building that signal costs more than the rest of an
-    // uncontended attempt. An attempt the caller gave up on is still undone: core releases a
-    // late grant, and a failed or timed-out one is cancelled below.
+    // No race with wait.signal: an attempt the caller gave up on is still undone (core
+    // releases a late grant; a failed or timed-out one is cancelled below).
     const votes = await this.#nodes.vote(quorum, call, isGrant, started);
     const validUntil = started + leaseMs - clockDriftMs(leaseMs);
     let fencingToken = 0n;

@@ -49,30 +49,32 @@ export interface WaiterRegistration {
   readonly last: boolean;
 }
 
+/** One acquire attempt: what its script call is made of, the same on every node. */
+export interface AcquireAttempt {
+  readonly request: LockRequest;
+  readonly keys: RedisLockKeys;
+  /** The hold's token (a fresh UUID per attempt). */
+  readonly token: string;
+  readonly leaseMs: number;
+  readonly marker: WriterMarker;
+  readonly waiter: WaiterRegistration;
+  /** Write the hold's inspection record (the `recordHolds` option). */
+  readonly recordHold: boolean;
+}
+
 /** The acquire script of a request's kind. */
-export function acquireCall(
-  request: LockRequest,
-  keys: RedisLockKeys,
-  token: string,
-  leaseMs: number,
-  marker: WriterMarker,
-  waiter: WaiterRegistration,
-  channel: ReleaseChannel,
-): ScriptCall {
+export function acquireCall(attempt: AcquireAttempt, channel: ReleaseChannel): ScriptCall {
+  const { request } = attempt;
   // The hold's inspection record: grant time (our clock) and owner; the script adds the token.
-  const info = `${Date.now()}:${request.owner ?? ''}`;
-  const call = acquireScriptCall(request, keys, token, leaseMs, marker, waiter, channel, info);
+  // '' = none (recordHolds: false): the script writes no record.
+  const info = attempt.recordHold ? `${Date.now()}:${request.owner ?? ''}` : '';
+  const call = acquireScriptCall(attempt, channel, info);
   // A grant also incremented the fencing counter: both must reach the replicas.
   return { script: call.script, keys: call.keys, args: call.args, acknowledge: isGrant };
 }
 
 function acquireScriptCall(
-  request: LockRequest,
-  keys: RedisLockKeys,
-  token: string,
-  leaseMs: number,
-  marker: WriterMarker,
-  waiter: WaiterRegistration,
+  { request, keys, token, leaseMs, marker, waiter }: AcquireAttempt,
   channel: ReleaseChannel,
   info: string,
 ): ScriptCall {

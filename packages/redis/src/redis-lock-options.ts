@@ -68,6 +68,14 @@ export interface RedisLockProviderOptions extends LockProviderOptions {
    */
   readonly minReplicas?: number | undefined;
   /**
+   * Write each hold's inspection record (owner, since, fencing token) into the lock's holds
+   * hash, in the acquire script (no extra round trip; about 2 µs of server time per grant and
+   * release). `false`: `inspect()` still lists the holds and their tokens, without owner, since
+   * and fencing token; `forceRelease()` works the same.
+   * @defaultValue true
+   */
+  readonly recordHolds?: boolean | undefined;
+  /**
    * How long a WAIT may block, in ms (only with `minReplicas` > 0). It adds to the deadline of
    * acquire and extend commands, and to `unavailableMs`. Integer in [1, leaseMs / 3].
    * @defaultValue `commandTimeoutMs` (rounded up)
@@ -82,6 +90,7 @@ export interface ResolvedRedisOptions {
   readonly leaseMs: number;
   readonly autoExtend: boolean;
   readonly commandTimeoutMs: number;
+  readonly recordHolds: boolean;
   readonly pollIntervalMs: number;
   /** 0 = no replica acknowledgement. */
   readonly minReplicas: number;
@@ -98,6 +107,7 @@ const knownKeys = [
   'minReplicas',
   'replicaTimeoutMs',
   'owner',
+  'recordHolds',
 ] as const;
 
 /** Validates options (throws InvalidArgumentError) and fills in defaults. */
@@ -107,6 +117,7 @@ export function resolveRedisOptions(options: RedisLockProviderOptions): Resolved
   const nodes = resolveNodes(options.nodes);
   const leaseMs = numberOption('leaseMs', options.leaseMs, { default: 30_000, min: 100 });
   const autoExtend = booleanOption('autoExtend', options.autoExtend, true);
+  const recordHolds = booleanOption('recordHolds', options.recordHolds, true);
   const commandTimeoutMs = numberOption('commandTimeoutMs', options.commandTimeoutMs, {
     default: Math.min(leaseMs / 3, 1000, Math.max(100, leaseMs / 10)),
     min: 1,
@@ -137,6 +148,7 @@ export function resolveRedisOptions(options: RedisLockProviderOptions): Resolved
     pollIntervalMs,
     minReplicas,
     replicaTimeoutMs,
+    recordHolds,
   });
 }
 

@@ -125,6 +125,55 @@ describe('Redlock inspect() and forceRelease()', () => {
     expect(await handle.release()).toBe(true);
   });
 
+  it('recordHolds: false writes no record: holds are reported without owner, since or token, and can be broken', async () => {
+    const unrecorded = provider({ recordHolds: false, owner: 'quiet' });
+    const mutex = unrecorded.createLock('no-record-m');
+    const semaphore = unrecorded.createSemaphore('no-record-s', 2);
+    const rw = unrecorded.createReadWriteLock('no-record-r');
+    const rw2 = unrecorded.createReadWriteLock('no-record-w');
+    const cases = [
+      {
+        kind: 'mutex',
+        name: 'no-record-m',
+        lock: mutex,
+        acquire: () => mutex.acquire({ timeout: 2000 }),
+      },
+      {
+        kind: 'semaphore',
+        name: 'no-record-s',
+        lock: semaphore,
+        acquire: () => semaphore.acquire({ timeout: 2000 }),
+      },
+      {
+        kind: 'read',
+        name: 'no-record-r',
+        lock: rw,
+        acquire: () => rw.acquireRead({ timeout: 2000 }),
+      },
+      {
+        kind: 'write',
+        name: 'no-record-w',
+        lock: rw2,
+        acquire: () => rw2.acquireWrite({ timeout: 2000 }),
+      },
+    ] as const;
+    for (const { kind, name, lock, acquire } of cases) {
+      const keys = redisLockKeys('', kind, name);
+      const handle = await acquire();
+      for (const client of raw) expect(await client.exists(keys.holds), kind).toBe(0);
+      const state = await lock.inspect();
+      expect(state.holders, kind).toHaveLength(1);
+      expect(state.holders[0], kind).toMatchObject({
+        kind,
+        fencingToken: undefined,
+        owner: undefined,
+        since: undefined,
+      });
+      expect(await lock.forceRelease(), kind).toBe(1);
+      expect(await handle.release(), kind).toBe(false);
+    }
+  });
+
   it('a fencing token the nodes redrew is the one inspect reports', async () => {
     const name = 'inspect-redraw';
     const keys = redisLockKeys('', 'write', name);

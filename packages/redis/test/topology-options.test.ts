@@ -38,6 +38,7 @@ describe('Cluster and Sentinel URLs, replica acknowledgement options', () => {
       /replicaTimeoutMs must be an integer from 1 to 10000/,
     ],
     [{ leaseMs: 1000, replicaTimeoutMs: 334 }, /replicaTimeoutMs/],
+    [{ recordHolds: 'no' as unknown as boolean }, /recordHolds/],
   ])('%o is an InvalidArgumentError', (options, message) => {
     const create = () => createRedisLockProvider({ nodes: 'redis://127.0.0.1:1', ...options });
     expect(create).toThrow(InvalidArgumentError);

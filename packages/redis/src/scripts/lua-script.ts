@@ -64,12 +64,14 @@ end`,
   // Inspection record of a hold (hash field token -> '<fence>:<since>:<owner>'); the hash
   // lasts at least as long as the hold's lease (`keep_for`), and never less than before. An
   // exclusive hold (mutex, writer) is the only one: its record replaces the hash. Redlock
-  // sets a record's fencing token to the one the nodes agreed on (`set_record_fence`).
+  // sets a record's fencing token to the one the nodes agreed on (`set_record_fence`). An
+  // empty info writes no record (`recordHolds: false`).
   record_hold: `
 local function keep_for(key, ms)
   if redis.call('PTTL', key) < tonumber(ms) then redis.call('PEXPIRE', key, ms) end
 end
 local function record_hold(key, token, fence, info, ms)
+  if info == '' then return end
   redis.call('HSET', key, token, tostring(fence) .. ':' .. info)
   keep_for(key, ms)
 end
@@ -80,6 +82,7 @@ local function set_record_fence(key, token, fence)
   if at then redis.call('HSET', key, token, tostring(fence) .. string.sub(record, at)) end
 end
 local function record_sole_hold(key, token, fence, info, ms)
+  if info == '' then return end
   redis.call('DEL', key)
   redis.call('HSET', key, token, tostring(fence) .. ':' .. info)
   redis.call('PEXPIRE', key, ms)
