@@ -39,13 +39,15 @@ export class RedisNodeSet {
    * Runs a call on every node at once; resolves when `quorum` nodes said yes (`isYes`), when
    * they no longer can, or when all answered. Stragglers finish in the background. Each node
    * has the command timeout from `started` (default now) to answer. `call` is the same on
-   * every node, or made per node.
+   * every node, or made per node. A reply that is neither yes nor `isNo` (default: every reply
+   * that is not yes) leaves the outcome open until the other nodes answer.
    */
   vote(
     quorum: number,
     call: ScriptCall | ((node: RedisNode) => ScriptCall),
     isYes: (reply: unknown) => boolean,
     started: number = now(),
+    isNo: (reply: unknown) => boolean = (reply) => !isYes(reply),
   ): Promise<Votes> {
     if (this.nodes.length === 1) {
       const node = this.nodes[0] as RedisNode;
@@ -65,7 +67,7 @@ export class RedisNodeSet {
       for (const vote of sofar) {
         if (vote === undefined) continue;
         if (vote.ok && isYes(vote.value)) yes += 1;
-        else no += 1;
+        else if (!vote.ok || isNo(vote.value)) no += 1;
       }
       return yes >= quorum || no > noLimit;
     });

@@ -236,13 +236,13 @@ describe('Redlock inspect() and forceRelease()', () => {
   });
 
   it('a weighted hold is reported once with its permits; its break wakes every waiter of a provider', async () => {
-    // One node: two waiters granted at once on Redlock may have to redraw their tokens, and a
-    // redraw that fails falls back to the (here one-minute) poll; the wake-up is the same script.
-    const one = servers[0]!.url;
+    // On the three nodes (a permit of maxCount 3 needs all of them): the two waiters are granted
+    // at once and may redraw their tokens together; a redraw that failed would fall back to the
+    // (here one-minute) poll (see redlock-shared-redraw.test.ts).
     const name = 'inspect-weighted-wake';
-    const holder = provider({ leaseMs: 60_000, owner: 'weighted', nodes: one });
+    const holder = provider({ leaseMs: 60_000, owner: 'weighted' });
     const three = await holder.createSemaphore(name, 3).acquire({ permits: 3, timeout: 2000 });
-    const operator = provider({ nodes: one }).createSemaphore(name, 3);
+    const operator = provider().createSemaphore(name, 3);
     const state = await operator.inspect();
     expect(state.holders.map((h) => [h.permits, h.fencingToken, h.owner])).toEqual([
       [3, three.fencingToken, 'weighted'],
@@ -250,7 +250,7 @@ describe('Redlock inspect() and forceRelease()', () => {
     expect(state.permitsFree).toBe(0);
     // Two waiters of one provider that polls only every minute: a wake-up for one ('*') would
     // leave the second waiting; a semaphore's break wakes all of them ('!').
-    const waiting = provider({ leaseMs: 60_000, pollIntervalMs: 60_000, nodes: one });
+    const waiting = provider({ leaseMs: 60_000, pollIntervalMs: 60_000 });
     const granted = [];
     for (let i = 0; i < 2; i++) {
       const queued = nextWait(name);

@@ -14,6 +14,7 @@ import type {
 import { createProvider } from '../backends/provider-factory.js';
 import { monotonicMs } from '../support/monotonic-clock.js';
 import type { OrchestratorMessage, WorkerConfig, WorkerReport } from './chaos-messages.js';
+import { connectProvider } from './worker-connect.js';
 
 const config = JSON.parse(process.argv[2] ?? '{}') as WorkerConfig;
 const stopping = new AbortController();
@@ -228,6 +229,7 @@ async function campaign(provider: ILockProvider, name: string): Promise<void> {
 
 async function main(): Promise<void> {
   const provider = await createProvider(config.spec);
+  await connectProvider(provider, 10_000);
   const { lostDetectionMs, abandonedReleaseMs, leases } = provider.capabilities;
   send({ type: 'ready', bounds: { lostDetectionMs, abandonedReleaseMs, leases } });
   const loop = config.scenario === 'election' ? campaign : hammer;
