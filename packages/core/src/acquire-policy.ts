@@ -12,6 +12,13 @@ import { waitForChange } from './wait-for-change.js';
  * cost about 30 µs of a timed acquire; A/B in the header). */
 const deadlines = new DeadlineTimer();
 
+/**
+ * How long (ms) a call that gave up waits for its attempt in flight to end on the server and
+ * for a late grant's release before it rejects anyway (a server that does not answer): the
+ * bound docs/contract.md gives an abort. The cleanup goes on in the background after that.
+ */
+const gaveUpCleanupMs = 250;
+
 /** What the acquire policy needs from the provider that runs it. */
 export interface AcquireHost<G extends Grant> {
   readonly backend: LockBackend<G>;
@@ -39,8 +46,9 @@ export interface AcquireHost<G extends Grant> {
  * 1. Attempt. A grant is adopted as a handle; a grant that arrives after the caller gave up
  *    (deadline, its signal, provider close) is released. A call that gives up while an
  *    attempt is in flight rejects only once that attempt has ended (the backend ends a
- *    server-side wait on `wait.signal`) and its late grant, if any, is released: when the call
- *    rejects, the server holds and queues nothing for it (docs/contract.md, Timeouts).
+ *    server-side wait on `wait.signal`) and its late grant, if any, is released — or, if the
+ *    server does not answer, after {@link gaveUpCleanupMs}: when the call rejects, the server
+ *    holds and queues nothing for it (docs/contract.md, Timeouts).
  * 2. A single try (timeout 0) ends here: `null` / `LockTimeoutError`.
  * 3. Otherwise subscribe to release notifications (`backend.watch`) and attempt again at once,
  *    so a release between the attempt and the subscription is not missed; after that, wait
@@ -113,8 +121,9 @@ export async function acquireWithPolicy<G extends Grant>(
     // did): the one event a backend needs to clean up waiting state.
     stop.abort(error);
     // An attempt cut short by the stop: wait until it has ended on the server and its late
-    // grant is released, so nothing of this call is queued or held when it rejects.
-    await stop.aftermath;
+    // grant is released, so nothing of this call is queued or held when it rejects (bounded:
+    // a server that does not answer must not hold up an abort).
+    await stop.aftermath(gaveUpCleanupMs);
     const outcome = aborted ? 'aborted' : 'error';
     if (error !== timedOut) {
       publish('acquireFailed', () => Object.assign(measured(), { outcome, error }));

@@ -53,11 +53,20 @@ export class AcquireStop implements Stoppable {
 
   /**
    * Settles once the work of a race that lost to the stop has settled and a value it produced
-   * late went through `onLate` (awaited when it returns a promise); resolved at once when no
-   * race was lost. Never rejects.
+   * late went through `onLate` (awaited when it returns a promise), or after `boundMs`,
+   * whichever comes first; resolved at once when no race was lost. Never rejects.
    */
-  get aftermath(): Promise<void> {
-    return this.#aftermath ?? settled;
+  aftermath(boundMs: number): Promise<void> {
+    const cleanup = this.#aftermath;
+    if (!cleanup) return settled;
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, boundMs);
+      timer.unref();
+      void cleanup.then(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 
   /**

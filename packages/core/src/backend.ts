@@ -138,9 +138,9 @@ export interface LockBackend<G extends Grant = Grant> {
    * One attempt. A backend whose server queues waiters (Postgres, ZooKeeper, memory) may
    * wait here until granted, `wait.deadline`, or `wait.signal`; others return `null` at once
    * and implement {@link watch}. Core releases a grant that arrives after the caller gave
-   * up, and rejects the caller only once this promise has settled (and that release has):
-   * so end promptly when `wait.signal` aborts, and settle only after the server no longer
-   * queues the wait. A grant the backend cannot return (the server granted after a cancel)
+   * up, and rejects the caller only once this promise has settled (and that release has),
+   * or 250 ms after `wait.signal` aborted if it has not: so end promptly when the signal
+   * aborts, and settle only after the server no longer queues the wait. A grant the backend cannot return (the server granted after a cancel)
    * is the backend's to undo, before settling. An attempt that cannot reach the server (or a quorum) throws
    * `BackendUnavailableError` within `capabilities.unavailableMs`; core applies the outage
    * policy (docs/contract.md): a single try fails with it, a waiting acquire retries until
