@@ -12,6 +12,13 @@ import { waitForChange } from './wait-for-change.js';
  * cost about 30 µs of a timed acquire; A/B in the header). */
 const deadlines = new DeadlineTimer();
 
+/**
+ * How long (ms) a call that gave up waits for its attempt in flight to end on the server and
+ * for a late grant's release before it rejects anyway (a server that does not answer): the
+ * bound docs/contract.md gives an abort. The cleanup goes on in the background after that.
+ */
+const gaveUpCleanupMs = 250;
+
 /** What the acquire policy needs from the provider that runs it. */
 export interface AcquireHost<G extends Grant> {
   readonly backend: LockBackend<G>;
@@ -26,15 +33,22 @@ export interface AcquireHost<G extends Grant> {
   adopt(request: LockRequest, grant: G): LockHandle | Promise<never>;
   /** Keeps `work` (a backend call) on the books until it settles, so close() can await it. */
   track<T>(work: Promise<T>): Promise<T>;
-  /** Releases a grant nobody will receive (it arrived after the caller gave up). */
-  discard(request: LockRequest, grant: G): void;
+  /**
+   * Releases a grant nobody will receive (it arrived after the caller gave up); settles (never
+   * rejects) once the release has.
+   */
+  discard(request: LockRequest, grant: G): Promise<void>;
 }
 
 /**
  * THE wait/timeout/abort policy, shared by every backend. Read it top to bottom:
  *
  * 1. Attempt. A grant is adopted as a handle; a grant that arrives after the caller gave up
- *    (deadline, its signal, provider close) is released.
+ *    (deadline, its signal, provider close) is released. A call that gives up while an
+ *    attempt is in flight rejects only once that attempt has ended (the backend ends a
+ *    server-side wait on `wait.signal`) and its late grant, if any, is released — or, if the
+ *    server does not answer, after {@link gaveUpCleanupMs}: when the call rejects, the server
+ *    holds and queues nothing for it (docs/contract.md, Timeouts).
  * 2. A single try (timeout 0) ends here: `null` / `LockTimeoutError`.
  * 3. Otherwise subscribe to release notifications (`backend.watch`) and attempt again at once,
  *    so a release between the attempt and the subscription is not missed; after that, wait
@@ -94,18 +108,22 @@ export async function acquireWithPolicy<G extends Grant>(
     if (waitStart !== undefined) message.waitStartMs = waitStart - started;
     return message;
   };
-  const discard = (late: G): void => host.discard(request, late);
+  const discard = (late: G): Promise<void> => host.discard(request, late);
   let watch: ReleaseWatch | undefined;
   /** The BackendUnavailableError of the last finished attempt, while the server is out of reach. */
   let unreachable: unknown;
   /** How an acquire that got no lock ends (published on `lockkit:acquire-failed`). */
-  const failed = (error: unknown): null => {
+  const failed = async (error: unknown): Promise<null> => {
     // Aborted: the caller's signal or close() stopped the wait with this error (read before
     // the stop below, which would make every error look like one).
     const aborted = stop.stopped && error === stop.reason;
     // Every acquire that ends without a grant aborts `wait.signal` (a no-op if it already
     // did): the one event a backend needs to clean up waiting state.
     stop.abort(error);
+    // An attempt cut short by the stop: wait until it has ended on the server and its late
+    // grant is released, so nothing of this call is queued or held when it rejects (bounded:
+    // a server that does not answer must not hold up an abort).
+    await stop.aftermath(gaveUpCleanupMs);
     const outcome = aborted ? 'aborted' : 'error';
     if (error !== timedOut) {
       publish('acquireFailed', () => Object.assign(measured(), { outcome, error }));
@@ -150,7 +168,7 @@ export async function acquireWithPolicy<G extends Grant>(
       await waitForChange(notifier, backend.pollIntervalMs, stop.signal);
     }
   } catch (error) {
-    return failed(error);
+    return await failed(error);
   } finally {
     if (expiry) deadlines.delete(expiry);
     callerSignal?.removeEventListener('abort', onCallerAbort);

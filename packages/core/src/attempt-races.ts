@@ -18,6 +18,8 @@ export class AcquireStop implements Stoppable {
   #controller: AbortController | undefined;
   /** The race in progress (one at a time): told when the acquire stops. */
   #onStop: ((reason: unknown) => void) | undefined;
+  /** The cleanup of the race lost to the stop, if one was. */
+  #aftermath: Promise<void> | undefined;
 
   get stopped(): boolean {
     return this.#stopped;
@@ -50,36 +52,55 @@ export class AcquireStop implements Stoppable {
   }
 
   /**
+   * Settles once the work of a race that lost to the stop has settled and a value it produced
+   * late went through `onLate` (awaited when it returns a promise), or after `boundMs`,
+   * whichever comes first; resolved at once when no race was lost. Never rejects.
+   */
+  aftermath(boundMs: number): Promise<void> {
+    const cleanup = this.#aftermath;
+    if (!cleanup) return settled;
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, boundMs);
+      timer.unref();
+      void cleanup.then(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  /**
    * Resolves like `work`, or rejects with the stop's reason when the acquire stops first. A
    * value `work` produces after that goes to `onLate`, so a late grant is released, never
-   * leaked.
+   * leaked; {@link aftermath} tells when that is done.
    */
-  race<T>(work: Promise<T>, onLate: (value: NonNullable<T>) => void): Promise<T> {
+  race<T>(work: Promise<T>, onLate: (value: NonNullable<T>) => unknown): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       let lost = false;
-      if (this.#stopped) {
-        lost = true;
-        reject(this.#reason);
-      } else {
-        this.#onStop = (reason) => {
-          lost = true;
-          reject(reason);
-        };
-      }
-      const settled = (): void => {
-        if (!lost) this.#onStop = undefined;
-      };
-      work.then(
+      const ended = work.then(
         (value) => {
-          settled();
-          if (!lost) resolve(value);
-          else if (value != null) onLate(value);
+          if (lost) return value != null ? onLate(value) : undefined;
+          this.#onStop = undefined;
+          resolve(value);
+          return undefined;
         },
         (error: unknown) => {
-          settled();
-          if (!lost) reject(error);
+          if (lost) return;
+          this.#onStop = undefined;
+          reject(error);
         },
       );
+      const lose = (reason: unknown): void => {
+        lost = true;
+        this.#aftermath = ended.then(noop, noop);
+        reject(reason);
+      };
+      if (this.#stopped) lose(this.#reason);
+      else this.#onStop = lose;
     });
   }
 }
+
+const settled: Promise<void> = Promise.resolve();
+
+function noop(): void {}

@@ -11,8 +11,9 @@
  * 1. Mutual exclusion — BACKEND (`tryAcquire`/`release` on the server).
  * 2. Not reentrant — core never stacks a grant; BACKEND must stop servers that do
  *    (PostgreSQL/MySQL session locks) from stacking two grants on one connection.
- * 3. Timeouts — CORE (validation, deadline, timer); a server-side wait must honour
- *    `wait.deadline`/`wait.signal`.
+ * 3. Timeouts — CORE (validation, deadline, timer; it rejects only after the attempt in
+ *    flight has settled and a late grant is released); a server-side wait must honour
+ *    `wait.deadline`/`wait.signal` and settle only once it has left the server's queue.
  * 4. Abort — CORE (caller reason, pre-aborted check, late-grant release); BACKEND undoes a
  *    grant it cannot return (e.g. granted as the cancel arrived).
  * 5. Release — CORE (idempotence, result); BACKEND (ownership check, never a blind delete).
@@ -137,8 +138,10 @@ export interface LockBackend<G extends Grant = Grant> {
    * One attempt. A backend whose server queues waiters (Postgres, ZooKeeper, memory) may
    * wait here until granted, `wait.deadline`, or `wait.signal`; others return `null` at once
    * and implement {@link watch}. Core releases a grant that arrives after the caller gave
-   * up. A grant the backend cannot return (the server granted after a cancel) is the
-   * backend's to undo. An attempt that cannot reach the server (or a quorum) throws
+   * up, and rejects the caller only once this promise has settled (and that release has),
+   * or 250 ms after `wait.signal` aborted if it has not: so end promptly when the signal
+   * aborts, and settle only after the server no longer queues the wait. A grant the backend cannot return (the server granted after a cancel)
+   * is the backend's to undo, before settling. An attempt that cannot reach the server (or a quorum) throws
    * `BackendUnavailableError` within `capabilities.unavailableMs`; core applies the outage
    * policy (docs/contract.md): a single try fails with it, a waiting acquire retries until
    * its deadline and then fails with it.

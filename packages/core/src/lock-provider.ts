@@ -239,6 +239,7 @@ export class LockProvider<G extends Grant = Grant> implements ILockProvider {
           },
         );
         this.#inFlight.add(cleanup);
+        return cleanup;
       },
     };
   }

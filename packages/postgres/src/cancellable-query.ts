@@ -9,6 +9,12 @@ export type QueryOutcome<T> =
 
 /** A cancel request is repeated this often (ms) until the query ends … */
 const cancelRetryMs = 100;
+/**
+ * When the abort is the caller's deadline, the server's own `lock_timeout` ends the wait at
+ * about the same moment: give it this long (ms) before sending a cancel request (each costs
+ * the server a new backend process).
+ */
+const deadlineGraceMs = 50;
 
 /**
  * Awaits `query` (running on `client`); if `signal` aborts first, sends protocol cancel
@@ -16,7 +22,8 @@ const cancelRetryMs = 100;
  * ignored by the server, hence the repeats). If that does not end it within `cancelBudgetMs` (a frozen or
  * unreachable server), `giveUp` must end the query (by destroying the session). Resolves only
  * after every cancel request was delivered, so none of them can hit the next statement on the
- * session.
+ * session. `deadline` (performance.now() ms): when `signal` aborts at it, the query is the
+ * server's to end first (its `lock_timeout` runs out then), for a short grace.
  */
 export async function cancellableQuery<T>(
   client: pg.ClientBase,
@@ -24,6 +31,7 @@ export async function cancellableQuery<T>(
   signal: AbortSignal | undefined,
   giveUp: () => void,
   cancelBudgetMs = 5000,
+  deadline: number = Number.POSITIVE_INFINITY,
 ): Promise<QueryOutcome<T>> {
   const ended: Promise<QueryOutcome<T>> = query.then(
     (value) => ({ ok: true, value }),
@@ -31,7 +39,8 @@ export async function cancellableQuery<T>(
   );
   let cancelling: Promise<void> | undefined;
   const onAbort = (): void => {
-    cancelling = cancelUntilEnded(client, ended, giveUp, cancelBudgetMs);
+    const grace = now() >= deadline - 1 ? deadlineGraceMs : 0;
+    cancelling = cancelUntilEnded(client, ended, giveUp, cancelBudgetMs, grace);
   };
   if (signal?.aborted) onAbort();
   else signal?.addEventListener('abort', onAbort, { once: true });
@@ -46,11 +55,17 @@ async function cancelUntilEnded(
   ended: Promise<unknown>,
   giveUp: () => void,
   cancelBudgetMs: number,
+  graceMs: number,
 ): Promise<void> {
   let done = false;
   void ended.then(() => {
     done = true;
   });
+  if (graceMs > 0) {
+    const local = new AbortController();
+    await Promise.race([ended, delay(graceMs, local.signal).catch(noop)]);
+    local.abort();
+  }
   const deadline = now() + cancelBudgetMs;
   while (!done && now() < deadline) {
     const delivered = await sendCancelRequest(client, Math.min(1000, deadline - now()));

@@ -53,6 +53,7 @@ export async function waitOnServer(
       wait.signal,
       () => connection.fail('the wait could not be cancelled'),
       connections.connectTimeoutMs,
+      wait.deadline,
     );
     if (outcome.ok) {
       const grant: PostgresGrant = {

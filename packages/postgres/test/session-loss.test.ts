@@ -113,7 +113,8 @@ describe('lost-lock signal', () => {
       const started = performance.now();
       controller.abort(reason);
       expect(await waiting).toBe(reason);
-      expect(performance.now() - started).toBeLessThan(100 * timeScale);
+      // Core waits up to 250 ms for the cancel to be confirmed; a frozen server never does.
+      expect(performance.now() - started).toBeLessThan((250 + 100) * timeScale);
       // Cancel requests go unanswered; after 5 s the session is destroyed instead.
       await waiter.close();
       closedAfter = performance.now() - started;

@@ -54,6 +54,36 @@ export function waiterCases(fx: Fixture, subject: Subject): void {
       }
     });
 
+    it('a waiter that timed out or was aborted holds and queues nothing once it rejected: a release, then a single try succeeds (4 rounds)', async () => {
+      const name = fx.name('gave-up-now');
+      await fx.prefill(subject, name);
+      const [p1, p2, p3] = [await fx.provider(), await fx.provider(), await fx.provider()];
+      for (let round = 0; round < 4; round++) {
+        const holder = await acquirerFor(p1, name, subject.blocker).acquire({
+          timeout: fx.ms(5000),
+        });
+        const contender = acquirerFor(p2, name, subject.spec);
+        if (round % 2 === 0) {
+          // A short timeout: the server-side wait (if any) may still be running at the deadline.
+          await expect(contender.acquire({ timeout: 15 + round * 5 })).rejects.toMatchObject({
+            code: 'LOCK_TIMEOUT',
+          });
+        } else {
+          const controller = new AbortController();
+          const waited = nextWaitFor(name);
+          const aborted = track(contender.acquire({ signal: controller.signal }));
+          await waited;
+          controller.abort(new Error('gave up'));
+          await expect(aborted.promise).rejects.toThrow('gave up');
+        }
+        expect(await holder.release()).toBe(true);
+        // No grace: the contender's wait is over and a grant that raced it is released.
+        const fresh = await acquirerFor(p3, name, subject.spec).tryAcquire();
+        expect(fresh, `round ${round}: a single try right after the release`).not.toBeNull();
+        expect(await fresh!.release()).toBe(true);
+      }
+    });
+
     it('a release right after a waiter starts waiting reaches it within one round trip + 50 ms (median of 5 rounds)', async () => {
       const name = fx.name('handoff-now');
       await fx.prefill(subject, name);
