@@ -8,12 +8,12 @@ import { ZkEvent, type ZooKeeperEvent, type ZooKeeperStat } from './zookeeper-cl
  * session deleted it). A deletion with no listener attached is remembered for the next one,
  * so nothing between the grant and `monitor()` is missed.
  *
- * The watch costs no request of its own in the common case: the first listing of the parent,
- * pipelined behind the create, carries {@link parentWatcher} (a child watch), and a child
- * watch fires when any child of the parent goes, ours included. Only when it fires (someone
- * joined or left the queue) is the `exists` watch on our node set — its reply says whether
- * the node is still there, so a deletion in between is not missed. When that first listing
- * is unusable, {@link start} sets the `exists` watch at once.
+ * For a lock granted at once the watch costs no request of its own: the first listing of the
+ * parent, pipelined behind the create, carries {@link parentWatcher} (a child watch), and a
+ * child watch fires when any child of the parent goes, ours included. Only when it fires
+ * (someone joined or left the queue) is the `exists` watch on our node set — its reply says
+ * whether the node is still there, so a deletion in between is not missed. A contender that
+ * waits, or whose first listing is unusable, sets the `exists` watch at once ({@link start}).
  */
 export class OwnNodeWatch {
   readonly #session: ZkSession;

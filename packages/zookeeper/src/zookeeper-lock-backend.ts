@@ -101,9 +101,7 @@ export class ZooKeeperLockBackend implements LockBackend<ZooKeeperGrant> {
       const removing = session.remove(grant.path);
       // Sent after our delete; with a delay of 0 the release also waits for it.
       const tidying = this.#reaper.schedule(grant.parent);
-      const removed = await removing;
-      await tidying;
-      return removed;
+      return (await Promise.all([removing, tidying]))[0];
     } catch (error) {
       // Thrown even if the session ended meanwhile: core reports the loss through the signal.
       if (!session.lost) {
@@ -212,7 +210,7 @@ export class ZooKeeperLockBackend implements LockBackend<ZooKeeperGrant> {
       background: this.#background,
     });
     // The first listing is pipelined behind the create (one session's requests run in order)
-    // and sets the child watch that covers our node (OwnNodeWatch): no extra round trip.
+    // and sets the child watch that covers our node if granted at once (OwnNodeWatch).
     const watch = new OwnNodeWatch(session);
     let early: Promise<string[] | undefined> | undefined = session
       .getChildren(parent, watch.parentWatcher)
@@ -235,7 +233,8 @@ export class ZooKeeperLockBackend implements LockBackend<ZooKeeperGrant> {
         const fromEarly = early !== undefined;
         early = undefined;
         let decision = decide(request.kind, request.maxCount, queueOf(listed), own);
-        if (fromEarly && (!first || decision.action === 'missing')) watch.start(); // not covered
+        const waits = decision.action !== 'granted' && !once; // else covered or given up
+        if (fromEarly && (!first || decision.action === 'missing' || waits)) watch.start();
         if (decision.action === 'missing' && fromEarly) continue; // the create was retried
         if (decision.action === 'watch-children' && !once && !wait.signal.aborted) {
           // The first semaphore waiter: list again WITH a watch, so no release between the
