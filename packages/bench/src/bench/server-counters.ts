@@ -14,7 +14,8 @@ export interface CounterSource {
 
 /**
  * PostgreSQL: `pg_stat_statements` calls per normalized statement (the server must preload
- * the extension). The reading connection's own statements are left out by their text.
+ * the extension), and WAL fsyncs. The reading connection's own statements are left out by
+ * their text.
  */
 export async function postgresCounters(url: string): Promise<CounterSource> {
   const client = new pg.Client({ connectionString: url });
@@ -30,19 +31,26 @@ export async function postgresCounters(url: string): Promise<CounterSource> {
         const query = row.query.replace(/\s+/g, ' ').trim();
         counters.set(query, (counters.get(query) ?? 0) + Number(row.calls));
       }
+      const wal = await client.query<{ wal_sync: string }>(
+        'SELECT wal_sync::text FROM pg_stat_wal',
+      );
+      counters.set('WAL fsyncs (pg_stat_wal.wal_sync)', Number(wal.rows[0]?.wal_sync ?? 0));
       return counters;
     },
     close: () => client.end(),
   };
 }
 
-/** MariaDB/MySQL: `SHOW GLOBAL STATUS` `Com_*` and `Questions` (minus the reads themselves). */
+/**
+ * MariaDB/MySQL: `SHOW GLOBAL STATUS` `Com_*`, `Questions` (minus the reads themselves) and
+ * the `*fsync*` counters (`Innodb_data_fsyncs` on MariaDB 10.11: durable commits).
+ */
 export async function mysqlCounters(url: string): Promise<CounterSource> {
   const connection = await mysql.createConnection(url);
   return {
     async read() {
       const [rows] = await connection.query(
-        "SHOW GLOBAL STATUS WHERE Variable_name LIKE 'Com\\_%' OR Variable_name = 'Questions'",
+        "SHOW GLOBAL STATUS WHERE Variable_name LIKE 'Com\\_%' OR Variable_name = 'Questions' OR Variable_name LIKE '%fsync%'",
       );
       const counters = new Map<string, number>();
       for (const row of rows as { Variable_name: string; Value: string }[]) {
