@@ -16,6 +16,7 @@ export type {
   ReleaseWatch,
   WaitContext,
 } from './backend.js';
+export { ContentionMemo } from './contention-memo.js';
 export { leadershipHandle } from './election/leadership-term.js';
 export { defaultOwnerLabel } from './inspection.js';
 export {

@@ -1,6 +1,7 @@
 import type { Capabilities, LockKind } from '@lockkit/core';
 import {
   type BackendLockState,
+  ContentionMemo,
   type Grant,
   type LockBackend,
   type LockRequest,
@@ -41,15 +42,6 @@ export interface MySqlGrant extends Grant {
   readonly state: { broken: boolean; lose?: ((reason: string) => void) | undefined };
 }
 
-/**
- * How long a lock counts as contended after an attempt on it failed. Meanwhile an acquire
- * that will wait skips the attempt and blocks on the server at once: a hand-off then costs
- * one statement, as with a bare blocking `GET_LOCK`, instead of a failed attempt first.
- * (A lock that became free is granted by that same statement; after this long the next
- * acquire tries on a shared session again.)
- */
-const CONTENDED_MS = 1000;
-
 const algorithms: Record<LockKind, LockAlgorithm> = {
   mutex: mutexAlgorithm,
   read: readAlgorithm,
@@ -71,8 +63,8 @@ export class MySqlLockBackend implements LockBackend<MySqlGrant> {
   readonly #context: AlgorithmContext;
   readonly #line = new WaitLine();
   readonly #recordHolds: boolean;
-  /** Lock base → until when (performance.now() ms) it counts as contended; oldest first. */
-  readonly #contended = new Map<string, number>();
+  /** Locks whose last try failed a moment ago: a waiting acquire skips the try (one statement). */
+  readonly #contended = new ContentionMemo();
 
   constructor(options: ResolvedMySqlOptions) {
     const source = options.pool
@@ -182,7 +174,8 @@ export class MySqlLockBackend implements LockBackend<MySqlGrant> {
     const algorithm = (request.permits ?? 1) > 1 ? weightedAlgorithm : algorithms[request.kind];
     const keys = lockKeys(request);
     const willWait = wait.deadline !== Number.NEGATIVE_INFINITY;
-    const skipAttempt = willWait && algorithm.waitsInOneStatement && this.#isContended(keys.base);
+    const skipAttempt =
+      willWait && algorithm.waitsInOneStatement && this.#contended.isContended(keys.base);
     if (!skipAttempt) {
       const attempted = await this.#onLiveSession(
         request,
@@ -193,7 +186,7 @@ export class MySqlLockBackend implements LockBackend<MySqlGrant> {
       );
       if (attempted) return attempted;
       if (!willWait || now() >= wait.deadline) return null;
-      this.#markContended(keys.base);
+      this.#contended.markContended(keys.base);
     }
     wait.waiting();
     const leave = await this.#line.enter(keys.base, wait.signal).catch(() => undefined);
@@ -232,21 +225,6 @@ export class MySqlLockBackend implements LockBackend<MySqlGrant> {
       } finally {
         done(connection);
       }
-    }
-  }
-
-  #isContended(base: string): boolean {
-    const until = this.#contended.get(base);
-    return until !== undefined && now() < until;
-  }
-
-  #markContended(base: string): void {
-    const at = now();
-    this.#contended.delete(base); // re-inserted last: the map stays ordered by expiry
-    this.#contended.set(base, at + CONTENDED_MS);
-    for (const [key, until] of this.#contended) {
-      if (until > at) break;
-      this.#contended.delete(key);
     }
   }
 

@@ -1,6 +1,7 @@
 import { BackendUnavailableError, type Capabilities } from '@lockkit/core';
 import {
   type BackendLockState,
+  ContentionMemo,
   type LockBackend,
   type LockRequest,
   memoizeKeys,
@@ -31,7 +32,8 @@ import { WeightedSlots } from './weighted-slots.js';
  *   release sends (plus core's safety poll). A weighted request takes the semaphore's gate,
  *   then all its slots at once, and keeps the gate while it waits (head of line).
  * - Each attempt first tries on a shared session; a caller who will wait then waits
- *   server-side on a session of its own, with `lock_timeout` and cancel requests.
+ *   server-side on a session of its own, with `lock_timeout` and cancel requests. While a
+ *   key's last try failed under a second ago, a caller who will wait skips the try.
  * - Lost: the session errors or ends, the keepalive misses its deadline, or the backend pid
  *   changed; the server freed the session's locks in every one of those cases.
  */
@@ -47,6 +49,8 @@ export class PostgresLockBackend implements LockBackend<PostgresGrant> {
   readonly #keyOf = memoizeKeys(requestKey);
   readonly #weighted: WeightedSlots;
   readonly #admin: HoldAdmin;
+  /** Keys whose last try failed a moment ago: a waiting acquire skips the try (one statement). */
+  readonly #contended = new ContentionMemo();
 
   constructor(options: ResolvedPostgresOptions) {
     this.pollIntervalMs = options.pollIntervalMs;
@@ -128,9 +132,11 @@ export class PostgresLockBackend implements LockBackend<PostgresGrant> {
     }
     const key = requestKey.text;
     const shared = request.kind === 'read';
-    const granted = await attemptLock(this.connections, this.sequence, request, key, shared);
-    if (granted || wait.deadline === Number.NEGATIVE_INFINITY || wait.signal.aborted) {
-      return granted;
+    const willWait = wait.deadline !== Number.NEGATIVE_INFINITY;
+    if (!willWait || !this.#contended.isContended(key)) {
+      const granted = await attemptLock(this.connections, this.sequence, request, key, shared);
+      if (granted || !willWait || wait.signal.aborted) return granted;
+      this.#contended.markContended(key);
     }
     wait.waiting();
     const waiting = waitOnServer(this.connections, this.sequence, request, key, shared, wait);

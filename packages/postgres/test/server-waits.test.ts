@@ -188,6 +188,48 @@ describe('server-side waits', () => {
     }
   });
 
+  it('while a lock is contended, the next acquire waits on the server at once (no failed try first)', async () => {
+    // Statements are counted on the provider's own sessions, borrowed from a pool we watch.
+    const statements: string[] = [];
+    const pool = new pg.Pool({ connectionString: url, max: 8 });
+    pool.on('connect', (client) => {
+      const query = client.query;
+      client.query = function (this: unknown, ...args: unknown[]) {
+        const first = args[0] as string | { text?: string };
+        statements.push(typeof first === 'string' ? first : String(first?.text));
+        return Reflect.apply(query, this, args);
+      } as typeof client.query;
+    });
+    try {
+      const name = uniqueName('contended');
+      const key = advisoryKey('', 'mutex', name);
+      const admin = await harness.client();
+      const holders = harness.provider();
+      const waiter = harness.provider({ pool });
+      const queued = async () => (await advisoryLocks(admin, key)).some((row) => !row.granted);
+      const handles = [];
+      // Twice: another client holds the lock, our acquire waits, the holder lets go.
+      for (let round = 0; round < 2; round++) {
+        const holder = await holders.createLock(name).acquire();
+        const waiting = waiter.createLock(name).acquire({ timeout: 20_000 });
+        await waitFor(queued, 5000, 'our wait');
+        await holder.release();
+        const handle = await waiting;
+        handles.push(handle);
+        await handle.release();
+      }
+      expect(handles[1]!.fencingToken).toBeGreaterThan(handles[0]!.fencingToken);
+      // Only the first acquire tried before waiting (the second came within a second of the
+      // failed try); both waited on the server.
+      const tries = statements.filter((sql) => sql.includes('pg_try_advisory_lock('));
+      const waits = statements.filter((sql) => sql.includes('pg_advisory_lock('));
+      expect([tries.length, waits.length]).toEqual([1, 2]);
+      await waiter.close();
+    } finally {
+      await pool.end();
+    }
+  });
+
   it('more waiters than maxWaitConnections queue in-process and are all served', async () => {
     const name = uniqueName('gate');
     const provider = harness.provider({ maxWaitConnections: 2, sharedConnections: 1 });

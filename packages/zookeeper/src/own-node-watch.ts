@@ -1,20 +1,30 @@
 import { observedWatcher } from './watch-events.js';
 import type { ZkSession } from './zk-session.js';
-import { ZkEvent, type ZooKeeperStat } from './zookeeper-client.js';
+import { ZkEvent, type ZooKeeperEvent, type ZooKeeperStat } from './zookeeper-client.js';
 
 /**
- * An `exists` watch on our own node, armed right after the create (the same request reads
- * the node's `czxid`, the fencing token). While waiting, a deletion wakes the wait; while
- * holding, it aborts the handle's lost signal (an operator, another client, or the server
- * ending the session deleted it). A deletion with no listener attached is remembered for the
- * next one, so nothing between the grant and `monitor()` is missed.
+ * Watches our own lock node. While waiting, a deletion wakes the wait; while holding, it
+ * aborts the handle's lost signal (an operator, another client, or the server ending the
+ * session deleted it). A deletion with no listener attached is remembered for the next one,
+ * so nothing between the grant and `monitor()` is missed.
+ *
+ * For a lock granted at once the watch costs no request of its own: the first listing of the
+ * parent, pipelined behind the create, carries {@link parentWatcher} (a child watch), and a
+ * child watch fires when any child of the parent goes, ours included. Only when it fires
+ * (someone joined or left the queue) is the `exists` watch on our node set — its reply says
+ * whether the node is still there, so a deletion in between is not missed. A contender that
+ * waits, or whose first listing is unusable, sets the `exists` watch at once ({@link start}).
  */
 export class OwnNodeWatch {
   readonly #session: ZkSession;
-  readonly #path: string;
+  #path: string | undefined;
   #lose: ((reason: string) => void) | undefined;
   #deleted = false;
   #done = false;
+  /** The `exists` watch was asked for (it then re-arms itself). */
+  #armed = false;
+  /** The parent's child watch fired before our node's path was known. */
+  #parentFired = false;
   readonly #watcher = observedWatcher('own-node', (event) => {
     if (this.#done) return;
     if (event.type === ZkEvent.DELETED) {
@@ -22,37 +32,46 @@ export class OwnNodeWatch {
       return;
     }
     // Data changed (someone wrote into our node): watches are one-shot, so re-arm.
-    this.arm().then(
-      (stat) => {
-        if (!stat) this.#vanished();
-      },
-      () => {
-        // A failed re-arm means the connection is in trouble; the session's own liveness
-        // check reports that within the session timeout.
-      },
-    );
+    this.#arm();
   });
 
-  constructor(session: ZkSession, path: string) {
+  /** The watcher for the first listing of the parent (see the class comment). */
+  readonly parentWatcher: (event: ZooKeeperEvent) => void = observedWatcher('own-node', () => {
+    if (this.#done || this.#armed) return;
+    if (this.#path === undefined) this.#parentFired = true;
+    else this.start();
+  });
+
+  constructor(session: ZkSession) {
     this.#session = session;
-    this.#path = path;
   }
 
-  /** Sets the watch; resolves the node's stat (null: the node does not exist). */
-  arm(): Promise<ZooKeeperStat | null> {
-    return this.#session.exists(this.#path, this.#watcher);
+  /** Our node was created at `path` (its deletions are reported from now on). */
+  track(path: string): void {
+    this.#path = path;
+    if (this.#parentFired) this.start();
   }
 
   /**
-   * Sets the watch without waiting for the reply: a node already gone by then counts as
-   * deleted; a failed request is the session's to detect (its liveness deadline).
+   * Sets the `exists` watch without waiting for the reply (once): a node already gone by then
+   * counts as deleted; a failed request is the session's to detect (its liveness deadline).
    */
   start(): void {
-    this.arm().then(
-      (stat) => {
+    if (this.#armed || this.#done || this.#path === undefined) return;
+    this.#armed = true;
+    this.#arm();
+  }
+
+  #arm(): void {
+    const path = this.#path as string;
+    this.#session.exists(path, this.#watcher).then(
+      (stat: ZooKeeperStat | null) => {
         if (!stat && !this.#done) this.#vanished();
       },
-      () => undefined,
+      () => {
+        // A failed request means the connection is in trouble; the session's own liveness
+        // check reports that within the session timeout.
+      },
     );
   }
 

@@ -101,9 +101,7 @@ export class ZooKeeperLockBackend implements LockBackend<ZooKeeperGrant> {
       const removing = session.remove(grant.path);
       // Sent after our delete; with a delay of 0 the release also waits for it.
       const tidying = this.#reaper.schedule(grant.parent);
-      const removed = await removing;
-      await tidying;
-      return removed;
+      return (await Promise.all([removing, tidying]))[0];
     } catch (error) {
       // Thrown even if the session ended meanwhile: core reports the loss through the signal.
       if (!session.lost) {
@@ -211,31 +209,32 @@ export class ZooKeeperLockBackend implements LockBackend<ZooKeeperGrant> {
       ensureParent: () => ensureParent(session, parent, this.#options, this.#acl),
       background: this.#background,
     });
-    // Pipelined behind the create (one session's requests run in order), so the first
-    // listing costs no extra round trip. Unusable when the create had to be retried.
+    // The first listing is pipelined behind the create (one session's requests run in order)
+    // and sets the child watch that covers our node if granted at once (OwnNodeWatch).
+    const watch = new OwnNodeWatch(session);
     let early: Promise<string[] | undefined> | undefined = session
-      .getChildren(parent)
+      .getChildren(parent, watch.parentWatcher)
       .catch(() => undefined);
     const { path, czxid: fencingToken } = await creating.catch(async (error: unknown) => {
       await early;
       throw error;
     });
+    watch.track(path);
     const own = path.slice(parent.length + 1);
     const once = wait.deadline === Number.NEGATIVE_INFINITY;
-    // Our node is watched from now on, for the whole wait and hold (sent, not awaited: the
-    // grant does not wait for it, and a node already gone by then counts as deleted).
-    const watch = new OwnNodeWatch(session, path);
-    watch.start();
     let granted = false;
     try {
       for (;;) {
         if (session.lost) throw gone(session.lost.reason, session.lost.cause);
         const wake = new Wakeup();
         watch.attach(() => wake.notify()); // our node deleted while waiting: look again
-        const listed = (await early) ?? (await session.getChildren(parent));
+        const first = early && (await early);
+        const listed = first ?? (await session.getChildren(parent));
         const fromEarly = early !== undefined;
         early = undefined;
         let decision = decide(request.kind, request.maxCount, queueOf(listed), own);
+        const waits = decision.action !== 'granted' && !once; // else covered or given up
+        if (fromEarly && (!first || decision.action === 'missing' || waits)) watch.start();
         if (decision.action === 'missing' && fromEarly) continue; // the create was retried
         if (decision.action === 'watch-children' && !once && !wait.signal.aborted) {
           // The first semaphore waiter: list again WITH a watch, so no release between the

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { BackendUnavailableError, LockError } from '@lockkit/core';
 import { readableKey } from '@lockkit/core/backend';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -19,6 +20,21 @@ afterAll(async () => {
 const unique = (label: string): string => `${label}-${Math.random().toString(36).slice(2)}`;
 const parentOf = (path: string): string => path.replace(/\/[^/]+$/, '');
 
+/** Requests the server received on the connection of session `sid` (the `cons` listing). */
+async function receivedBy(sid: Buffer): Promise<number> {
+  const { hostname, port } = new URL(url.replace(/^zookeeper:/, 'http:'));
+  const cons = await new Promise<string>((resolve, reject) => {
+    const socket = connect({ host: hostname, port: Number(port) }, () => socket.write('cons'));
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
+  });
+  const hex = BigInt(`0x${sid.toString('hex')}`).toString(16);
+  const line = cons.split('\n').find((entry) => entry.includes(`sid=0x${hex},`));
+  return Number(/recved=(\d+)/.exec(line ?? '')?.[1] ?? Number.NaN);
+}
+
 describe('ZooKeeper nodes', () => {
   it('lock parents are pinned: <basePath>/<family>.<readable name>.<hash of the original name>', async () => {
     const locks = provider({ basePath: '/lockkit-golden' });
@@ -38,6 +54,23 @@ describe('ZooKeeper nodes', () => {
     const rw = await locks.createReadWriteLock('orders').acquireWrite();
     expect(locks.nodePathOf(rw)).toMatch(/\/rw\.orders\.[a-z2-7]{26}\/write-[0-9a-f-]{36}-\d{10}$/);
     await rw.release();
+  });
+
+  it('an uncontended acquire + release costs the server three requests: create, list, delete', async () => {
+    const raw = await RawZooKeeper.connect(url);
+    try {
+      const locks = provider({ connectionString: undefined, client: raw.client });
+      const lock = locks.createLock(unique('requests'));
+      await (await lock.acquire()).release(); // creates the parent
+      const before = await receivedBy(raw.client.getSessionId());
+      for (let cycle = 0; cycle < 20; cycle++) await (await lock.acquire()).release();
+      const received = (await receivedBy(raw.client.getSessionId())) - before;
+      // A ping may fall in between; the node's own watch is set only when the queue changes.
+      expect(received).toBeGreaterThanOrEqual(60);
+      expect(received).toBeLessThanOrEqual(62);
+    } finally {
+      await raw.close();
+    }
   });
 
   it('the fencing token is the node czxid and keeps growing after the parent was deleted', async () => {

@@ -17,8 +17,13 @@ import type { ProviderSpec, ProviderTuning } from './provider-spec.js';
 import { type RedisTopologies, startRedisTopologies } from './redis-topologies.js';
 import { type ServerClock, serverClocks } from './server-clocks.js';
 
-/** What the servers are for: their settings differ (see {@link startLab}). */
-export type LabPurpose = 'bench' | 'chaos';
+/**
+ * What the servers are for: their settings differ (see {@link startLab}). `counts` is the
+ * bench's servers with PostgreSQL's `pg_stat_statements` loaded (request counts only: it
+ * costs time per statement); `scale` is the bench's servers with room for 100 000 advisory
+ * locks on PostgreSQL (`pnpm bench --scale`).
+ */
+export type LabPurpose = 'bench' | 'chaos' | 'counts' | 'scale';
 
 /** Throwaway servers (and a lock directory) for a set of backends. */
 export interface Lab {
@@ -52,7 +57,12 @@ const durablePostgres = {
 const durableMariaDb = ['--innodb-flush-log-at-trx-commit=1', '--innodb-doublewrite=1'];
 
 /** Redlock node count: 3 for the bench (the common deployment), 5 for chaos (kill 2 of 5). */
-const redlockNodes: Readonly<Record<LabPurpose, number>> = { bench: 3, chaos: 5 };
+const redlockNodes: Readonly<Record<LabPurpose, number>> = {
+  bench: 3,
+  chaos: 5,
+  counts: 3,
+  scale: 3,
+};
 
 /**
  * Starts, in parallel, the throwaway servers `backends` need, through `@lockkit/testkit`
@@ -102,7 +112,7 @@ export async function startLab(
     started.push(...(Array.isArray(result) ? result : [result]));
     return result;
   };
-  const durable = purpose === 'bench';
+  const durable = purpose !== 'chaos';
   const persistence =
     purpose === 'chaos' ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ([] as string[]);
   const results = await Promise.allSettled([
@@ -116,10 +126,16 @@ export async function startLab(
       ? track(
           startPostgres({
             ...under('postgres'),
-            settings:
-              purpose === 'bench'
-                ? { ...durablePostgres, max_locks_per_transaction: '256', max_connections: '300' }
-                : {},
+            settings: durable
+              ? {
+                  ...durablePostgres,
+                  max_locks_per_transaction: '256',
+                  max_connections: '300',
+                  ...(purpose === 'counts'
+                    ? { shared_preload_libraries: 'pg_stat_statements' }
+                    : {}),
+                }
+              : {},
           }),
         )
       : Promise.resolve(undefined),

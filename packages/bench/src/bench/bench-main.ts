@@ -1,7 +1,8 @@
 /**
- * `pnpm bench [--quick] [--backends a,b] [--no-write]` — every backend, lockkit next to its
+ * `pnpm bench [--quick] [--backends a,b] [--no-write] [--scale]` — every backend, lockkit next to its
  * peers on the same throwaway servers, in one run. Prints the table and rewrites
  * docs/benchmarks.md and docs/benchmarks.svg (unless --no-write or a --backends subset).
+ * `--scale`: the scale rows instead (scale-run.ts).
  */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -23,17 +24,22 @@ import {
 } from './bench-table.js';
 import { describeMachine, loadAverages } from './machine-info.js';
 import { telemetryOverhead } from './overhead-report.js';
+import { runScale } from './scale-run.js';
 
 const docs = new URL('../../../../docs/', import.meta.url);
 
 async function main(): Promise<void> {
-  const options = parseCommandLine(process.argv.slice(2));
-  const settings = options.quick ? quickSettings : fullSettings;
   const started = performance.now();
-  const loadBefore = loadAverages();
   const progress = (line: string): void => {
     process.stderr.write(`[bench ${((performance.now() - started) / 1000).toFixed(0)}s] ${line}\n`);
   };
+  const options = parseCommandLine(process.argv.slice(2));
+  if (options.scale) {
+    await runScale(options, progress);
+    return;
+  }
+  const settings = options.quick ? quickSettings : fullSettings;
+  const loadBefore = loadAverages();
   progress(`starting servers for ${options.backends.join(', ')}`);
   const lab = await startLab(options.backends, 'bench');
   const results: ContenderResult[] = [];

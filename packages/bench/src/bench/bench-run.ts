@@ -1,5 +1,6 @@
 import { type BackendId, isTopologyBackend } from '../backends/backend-ids.js';
 import type { Lab } from '../backends/lab.js';
+import type { ProviderSpec } from '../backends/provider-spec.js';
 import { quantile } from '../support/statistics.js';
 import type { ContenderResult, HandoffResult } from './bench-result.js';
 import type { BenchSettings } from './bench-settings.js';
@@ -19,7 +20,15 @@ import { zookeeperPeers } from './peers/zookeeper-peers.js';
 
 /** lockkit (plain, then with OpenTelemetry on) and its peers on one backend of `lab`. */
 export function contendersFor(backend: BackendId, lab: Lab): Contender[] {
-  const spec = lab.specFor(backend, 'default');
+  return contendersOn(lab.specFor(backend, 'default'), lab.directory);
+}
+
+/**
+ * The contenders on the servers of `spec` (`directory`: the lab's, for the file peers):
+ * plain data, so a worker process builds the same ones.
+ */
+export function contendersOn(spec: ProviderSpec, directory: string): Contender[] {
+  const { backend } = spec;
   const url = spec.urls[0] ?? '';
   const peers: Record<BackendId, () => Contender[]> = {
     redis: () => redisPeers(backend, spec.urls),
@@ -28,7 +37,7 @@ export function contendersFor(backend: BackendId, lab: Lab): Contender[] {
     mysql: () => mysqlPeers(url),
     zookeeper: () => zookeeperPeers(url),
     etcd: () => etcdPeers(url),
-    file: () => filePeers(lab.directory),
+    file: () => filePeers(directory),
     // lockkit alone: the peers take one node or independent nodes, not a topology URL.
     'redis-cluster': () => [],
     'redis-cluster-ack': () => [],

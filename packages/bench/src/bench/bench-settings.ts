@@ -36,3 +36,33 @@ export const quickSettings: BenchSettings = {
   workerMs: 500,
   heldLocks: 1000,
 };
+
+/** How long the scale rows (`pnpm bench --scale`) run. */
+export interface ScaleSettings {
+  /** Many workers on one lock: processes × workers in each (each worker with its own client). */
+  readonly processes: number;
+  readonly workersPerProcess: number;
+  readonly workerMs: number;
+  /** Held locks: the counts one provider holds in turn (each step adds to the last). */
+  readonly heldCounts: readonly number[];
+  /** Acquire + release cycles of one more lock, timed at each count. */
+  readonly probeCycles: number;
+}
+
+/** `pnpm bench --scale`: 64 workers; 1 000, 10 000 and 100 000 held locks. */
+export const fullScaleSettings: ScaleSettings = {
+  processes: 8,
+  workersPerProcess: 8,
+  workerMs: 5000,
+  heldCounts: [1000, 10_000, 100_000],
+  probeCycles: 300,
+};
+
+/** `pnpm bench --scale --quick`: the same shape, small (a smoke run). */
+export const quickScaleSettings: ScaleSettings = {
+  processes: 2,
+  workersPerProcess: 4,
+  workerMs: 1000,
+  heldCounts: [100, 1000],
+  probeCycles: 50,
+};

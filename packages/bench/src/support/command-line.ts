@@ -16,6 +16,11 @@ export interface CommandLine {
   readonly seed: number;
   /** `--cycles N` (chaos): rounds of the fault plan. */
   readonly cycles: number | undefined;
+  /**
+   * `--scale` (bench): instead of the standard rows, the scale rows: 64 workers in 8
+   * processes on one lock, and one provider holding 1 000 → 10 000 → 100 000 locks.
+   */
+  readonly scale: boolean;
   /** `--no-write` (bench): print only, leave docs/ alone. */
   readonly write: boolean;
   /** `--verbose`: progress and worker output on stderr. */
@@ -51,6 +56,7 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
   let seed = 1;
   let cycles: number | undefined;
   let write = true;
+  let scale = false;
   let verbose = false;
   let dump: string | undefined;
   let scenarios: readonly ChaosScenario[] | undefined;
@@ -68,6 +74,9 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
         break;
       case '--quick':
         quick = true;
+        break;
+      case '--scale':
+        scale = true;
         break;
       case '--no-write':
         write = false;
@@ -122,12 +131,12 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
         break;
       default:
         throw new Error(
-          `unknown argument "${argument}" (known: --quick, --backends a,b, --scenarios mutex,rwlock,semaphore,election, --faults standard|network|clock, --seed N, --cycles N, --dump DIR, --no-write, --verbose)`,
+          `unknown argument "${argument}" (known: --quick, --backends a,b, --scenarios mutex,rwlock,semaphore,election, --faults standard|network|clock, --seed N, --cycles N, --dump DIR, --scale, --no-write, --verbose)`,
         );
     }
   }
   scenarios ??= quick ? quickScenarios : scenarioNames;
-  return { quick, backends, seed, cycles, write, verbose, dump, scenarios, faults };
+  return { quick, backends, seed, cycles, write, scale, verbose, dump, scenarios, faults };
 }
 
 function positiveInteger(flag: string, text: string): number {
