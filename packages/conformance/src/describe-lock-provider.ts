@@ -73,7 +73,7 @@ export function describeLockProvider(options: ConformanceOptions): void {
     semaphoreCases(fx);
     weightedPermitCases(fx, capabilities.weightedPermits === true);
     leaseControlCases(fx, capabilities.minLeaseMs ?? Number.POSITIVE_INFINITY, capabilities.leases);
-    handOverCases(fx, capabilities.handOver === true);
+    handOverCases(fx, capabilities.handOver === true, capabilities.weightedPermits === true);
     inspectionCases(fx, capabilities.inspection === true, capabilities.weightedPermits === true);
     compositeCases(fx);
     electionCases(fx, capabilities.crossProcess);

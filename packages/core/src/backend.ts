@@ -192,9 +192,10 @@ export interface LockBackend<G extends Grant = Grant> {
 
   /**
    * Hand-over: checks on the server that the hold described by `data` (from `exportGrant`,
-   * possibly forged) is still that owner's, and continues it as this provider's grant (e.g.
-   * extends its lease once to `durationMs`, the length the exporter extended it to). Resolves
-   * `null` when the hold is gone or not that owner's; rejects with `BackendUnavailableError`
+   * possibly forged) is still that owner's, and continues it as this provider's grant with a
+   * lease of `durationMs` (the length the exporter extended it to), taking it from the exported
+   * identity so that a second resume of the same data resolves `null` (a token resumes once).
+   * Resolves `null` when the hold is gone or not that owner's; rejects with `BackendUnavailableError`
    * when the server cannot be reached. `fencingToken` is the exported one (check it as well).
    */
   resumeGrant?(

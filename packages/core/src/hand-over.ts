@@ -10,7 +10,8 @@
  * `resume()` checks everything it can before any I/O (a garbled token, another backend,
  * namespace, lock or kind: `InvalidArgumentError`); the backend then checks on the server
  * that the hold is still that owner's (`LockBackend.resumeGrant`), and `LockLostError` says
- * it is not (released, expired, taken over — or an owner id that was never there).
+ * it is not (released, expired, taken over, already resumed — a token resumes once — or an
+ * owner id that was never there).
  *
  * @module
  */

@@ -125,8 +125,8 @@ export interface IDistributedLock extends LockAdministration {
   /**
    * Continues a hold exported by `handle.export()` of this lock, with the same fencing token.
    * `InvalidArgumentError` before any I/O for a garbled token, one of another backend,
-   * namespace, lock or kind, or without `capabilities.handOver`; `LockLostError` when the
-   * hold is no longer that owner's (released, expired, taken over).
+   * namespace, lock or kind, or without `capabilities.handOver`; `LockLostError` when the hold
+   * is no longer that owner's (released, expired, taken over, or already resumed: once only).
    */
   resume(token: string): Promise<LockHandle>;
 }

@@ -9,7 +9,7 @@ export function redisCapabilities(
   const boundMs = options.leaseMs + options.commandTimeoutMs + 250;
   return Object.freeze({
     crossProcess: true,
-    // A hold is keys with our random owner id and a lease: a resumer extends it by that id.
+    // A hold is keys with our random owner id and a lease: a resumer moves it to its own id.
     handOver: true,
     leases: true,
     // A per-acquire lease must leave room for an extension: commandTimeoutMs <= lease / 3.

@@ -28,7 +28,7 @@ import {
 import type { ResolvedRedisOptions } from './redis-lock-options.js';
 import type { RedisNode } from './redis-node.js';
 import { RedisNodeSet, type Votes } from './redis-node-set.js';
-import { clockDriftMs, semaphoreQuorumOf } from './redlock-quorum.js';
+import { clockDriftMs, lockQuorumOf } from './redlock-quorum.js';
 import { ReleaseSubscriber } from './release-subscriber.js';
 import { isGrant, isGrantVote, isYes, refusalHintMs } from './script-replies.js';
 import { WaiterWakeup } from './waiter-wakeup.js';
@@ -81,7 +81,7 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
   // Hand-over (redis-hand-over.ts).
   readonly exportGrant: typeof exportRedisGrant = exportRedisGrant;
   readonly resumeGrant: RedisResumeGrant = (...args) =>
-    resumeRedisGrant(this, this.#options, this.#nodes.size, ...args);
+    resumeRedisGrant(this.#nodes, this.#options, this.keysOf, ...args);
 
   /** The nodes (one per configured node, in order). */
   get nodes(): readonly RedisNode[] {
@@ -275,9 +275,7 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
 
   /** Nodes that must agree: a majority, or more for a semaphore (see semaphoreQuorumOf). */
   #quorumOf(request: LockRequest): number {
-    return request.kind === 'semaphore'
-      ? semaphoreQuorumOf(this.#nodes.size, request.maxCount)
-      : this.#nodes.majority;
+    return lockQuorumOf(this.#nodes.size, request);
   }
 
   /** The release channel on a node: ioredis prefixes KEYS but not channels, so we do. */

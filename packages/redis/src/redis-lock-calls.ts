@@ -140,11 +140,11 @@ function acquireScriptCall(
 }
 
 /** The key holding this kind's hold: a string (mutex, writer) or a sorted set (semaphore, reader). */
-function holdKey(request: LockRequest, keys: RedisLockKeys): string {
+export function holdKey(request: LockRequest, keys: RedisLockKeys): string {
   return request.kind === 'read' ? keys.readers : keys.lock;
 }
 
-function holdIsMember(request: LockRequest): boolean {
+export function holdIsMember(request: LockRequest): boolean {
   return request.kind === 'read' || request.kind === 'semaphore';
 }
 

@@ -25,6 +25,16 @@ export function semaphoreQuorumOf(nodeCount: number, maxCount: number): number {
   return Math.min(nodeCount, Math.floor((nodeCount * maxCount) / (maxCount + 1)) + 1);
 }
 
+/** Nodes a request's grant needs: a majority, or a semaphore's permit quorum (above). */
+export function lockQuorumOf(
+  nodeCount: number,
+  request: { readonly kind: string; readonly maxCount: number },
+): number {
+  return request.kind === 'semaphore'
+    ? semaphoreQuorumOf(nodeCount, request.maxCount)
+    : quorumOf(nodeCount);
+}
+
 /**
  * Redlock's allowance for clock drift between the nodes' TTL clocks and ours:
  * 1 % of the TTL plus 2 ms (the algorithm's published constants).

@@ -1,34 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import {
-  type ILockProvider,
-  InvalidArgumentError,
-  type LockHandle,
-  LockLostError,
-  withNamePrefix,
-} from '@lockkit/core';
+import { InvalidArgumentError, LockLostError, withNamePrefix } from '@lockkit/core';
 import { describe, expect, it } from 'vitest';
 import { spawnHolder } from '../child/spawn-holder.js';
 import { abortedWithin, acquirerFor, type Fixture, type LockSpec, titled } from '../support.js';
+import { resumeOnceCases } from './hand-over-once.js';
+import { cases, resume } from './hand-over-support.js';
 
-/** Resumes `token` through the primitive of `spec` named `name`. */
-function resume(
-  provider: ILockProvider,
-  name: string,
-  spec: LockSpec,
-  token: string,
-): Promise<LockHandle> {
-  if (spec.kind === 'mutex') return provider.createLock(name).resume(token);
-  if (spec.kind === 'semaphore') return provider.createSemaphore(name, spec.maxCount).resume(token);
-  return provider.createReadWriteLock(name).resume(token);
-}
-
-/** The holds handed over, and what a third contender that must be shut out asks for. */
-const cases: readonly { readonly spec: LockSpec; readonly rival: LockSpec }[] = [
-  { spec: { kind: 'mutex', maxCount: 1 }, rival: { kind: 'mutex', maxCount: 1 } },
-  { spec: { kind: 'write', maxCount: 1 }, rival: { kind: 'read', maxCount: Infinity } },
-  { spec: { kind: 'read', maxCount: Infinity }, rival: { kind: 'write', maxCount: 1 } },
-  { spec: { kind: 'semaphore', maxCount: 1 }, rival: { kind: 'semaphore', maxCount: 1 } },
-];
 const mutex: LockSpec = { kind: 'mutex', maxCount: 1 };
 
 const noHook = (hook: unknown): string | undefined =>
@@ -55,7 +32,7 @@ function forged(token: string): { token: string; replaced: number } {
  * Hand-over (`capabilities.handOver`): `handle.export()` in one provider, `resume(token)` in
  * another (or a child process) continues the same hold; elsewhere both are refused before I/O.
  */
-export function handOverCases(fx: Fixture, handOver: boolean): void {
+export function handOverCases(fx: Fixture, handOver: boolean, weighted: boolean): void {
   const skip = handOver ? undefined : 'capabilities.handOver is false';
   const child = fx.options.childProvider;
   const skipChild = skip ?? (child ? undefined : 'no childProvider option');
@@ -95,6 +72,8 @@ export function handOverCases(fx: Fixture, handOver: boolean): void {
         30_000,
       );
     }
+
+    resumeOnceCases(fx, handOver, weighted);
 
     it.runIf(handOver)(
       titled('the resumer keeps the hold alive after the exporter is gone', skip),
