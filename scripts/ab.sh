@@ -2,7 +2,7 @@
 # Interleaved A/B of the packages at a git ref (A, the baseline) against this checkout (B), on
 # throwaway servers with durable settings: `bash scripts/ab.sh <git-ref>`. Builds the ref's
 # workspace in a scratch worktree (its own pnpm install, offline from the store when it can),
-# then runs packages/bench/src/ab/ab.ts. Knobs: AB_ROUNDS, AB_SLICE_MS, AB_BACKENDS.
+# then runs packages/bench/src/ab/ab.ts. Knobs: AB_ROUNDS, AB_SLICE_MS, AB_BACKENDS, AB_B_OPTIONS.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
 ref=${1:?usage: scripts/ab.sh <git-ref>}

@@ -10,7 +10,9 @@
  * A again (A′, the noise control: the same code as A, its own providers). Per-round ratios
  * to A are reported as median (IQR): B/A is the change, A′/A is what identical code scatters.
  * The servers run with their durable defaults, as in `pnpm bench`.
- * Knobs: AB_ROUNDS (40), AB_SLICE_MS (30), AB_BACKENDS (redis,redlock,postgres,mysql).
+ * Knobs: AB_ROUNDS (40), AB_SLICE_MS (30), AB_BACKENDS (redis,redlock,postgres,mysql),
+ * AB_B_OPTIONS (JSON provider options for B only, e.g. `{"recordHolds":false}` to leave out a
+ * feature the baseline did not have).
  */
 
 import { loadavg } from 'node:os';
@@ -29,6 +31,7 @@ type Factories = {
   readonly createPostgresLockProvider: (options: { connection: string }) => ILockProvider;
   readonly createMySqlLockProvider: (options: { connection: string }) => ILockProvider;
 };
+type Options = Record<string, unknown>;
 
 const baselineDir = process.argv[2];
 if (!baselineDir) {
@@ -50,14 +53,16 @@ const current: Factories = {
 const rounds = Number(process.env['AB_ROUNDS'] ?? 40);
 const sliceMs = Number(process.env['AB_SLICE_MS'] ?? 30);
 const backends = (process.env['AB_BACKENDS'] ?? 'redis,redlock,postgres,mysql').split(',');
+const bOptions = JSON.parse(process.env['AB_B_OPTIONS'] ?? '{}') as Options;
 
 /** A provider of one build on one backend of the lab. */
-function open(build: Factories, backend: string, lab: Lab): ILockProvider {
+function open(build: Factories, backend: string, lab: Lab, extra: Options): ILockProvider {
   const urls = lab.serversOf(backend as BackendId).map((server) => server.url);
   if (backend === 'redis' || backend === 'redlock')
-    return build.createRedisLockProvider({ nodes: urls });
-  if (backend === 'postgres') return build.createPostgresLockProvider({ connection: urls[0]! });
-  return build.createMySqlLockProvider({ connection: urls[0]! });
+    return build.createRedisLockProvider({ ...extra, nodes: urls });
+  if (backend === 'postgres')
+    return build.createPostgresLockProvider({ ...extra, connection: urls[0]! });
+  return build.createMySqlLockProvider({ ...extra, connection: urls[0]! });
 }
 
 /** Uncontended acquire+release per second on `provider`, over one slice. */
@@ -98,7 +103,10 @@ function summary(values: number[], scale = 1, digits = 0): string {
 
 async function compare(backend: string, lab: Lab): Promise<string> {
   const builds = [baseline, current, baseline];
-  const pairs = builds.map((build) => [open(build, backend, lab), open(build, backend, lab)]);
+  const pairs = builds.map((build) => {
+    const extra = build === current ? bOptions : {};
+    return [open(build, backend, lab, extra), open(build, backend, lab, extra)];
+  });
   const rates: number[][] = [[], [], []];
   const handoffs: number[][] = [[], [], []];
   for (let round = -3; round < rounds; round++) {
@@ -125,7 +133,7 @@ try {
   const rows: string[] = [];
   for (const backend of lab.backends) rows.push(await compare(backend, lab));
   console.log(
-    `\n${rounds} interleaved rounds of ${sliceMs} ms (A, B, A′ rotated); load average ${loadavg()
+    `\n${rounds} interleaved rounds of ${sliceMs} ms (A, B${Object.keys(bOptions).length ? ` with ${JSON.stringify(bOptions)}` : ''}, A′ rotated); load average ${loadavg()
       .map((l) => l.toFixed(2))
       .join(' / ')}\n`,
   );
