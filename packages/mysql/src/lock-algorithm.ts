@@ -30,6 +30,12 @@ export interface LockAlgorithm {
    * contended an acquire may skip the attempt and go straight to {@link wait}.
    */
   readonly waitsInOneStatement: boolean;
+  /**
+   * The wait calls `wait.waiting()` itself, once the statement that takes its place in line
+   * is on its way (so an attempt made after the `lockkit:wait` event sees that place);
+   * otherwise the backend announces the wait before taking a session for it.
+   */
+  readonly announcesWaiting?: boolean;
   /** Keys an attempt's session must not hold (GET_LOCK on them would stack). */
   conflicts(keys: LockKeys): readonly string[];
   /** One non-blocking attempt on a shared session. */

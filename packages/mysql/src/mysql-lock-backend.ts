@@ -188,7 +188,7 @@ export class MySqlLockBackend implements LockBackend<MySqlGrant> {
       if (!willWait || now() >= wait.deadline) return null;
       this.#contended.markContended(keys.base);
     }
-    wait.waiting();
+    if (!algorithm.announcesWaiting) wait.waiting();
     const leave = await this.#line.enter(keys.base, wait.signal).catch(() => undefined);
     if (!leave) return null;
     try {

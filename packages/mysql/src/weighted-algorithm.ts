@@ -84,6 +84,8 @@ async function countSlots(
  */
 export const weightedAlgorithm: LockAlgorithm = {
   waitsInOneStatement: false,
+  // Head of line: a one-permit attempt after the wait event must find the gate taken.
+  announcesWaiting: true,
   conflicts: () => [],
 
   async attempt(context, connection, request, keys) {
@@ -124,12 +126,14 @@ export const weightedAlgorithm: LockAlgorithm = {
       // The gate first (weighted waiters line up on it, and no attempt takes a slot from now
       // on), then the queue (behind a one-permit head, if there is one).
       const seconds = secondsUntil(wait.deadline);
-      const queued = await blockingStatement(context.connections, connection, wait, () =>
-        connection.query<{ ok: number | null }[]>(
+      const queued = await blockingStatement(context.connections, connection, wait, () => {
+        const sent = connection.query<{ ok: number | null }[]>(
           'SELECT GET_LOCK(?, ?) = 1 AND GET_LOCK(?, ?) = 1 AS ok',
           [keys.gate, seconds, keys.queue, seconds],
-        ),
-      );
+        );
+        wait.waiting(); // the gate statement is written: announce the wait only now
+        return sent;
+      });
       if (!queued.ok) failure = queued.error;
       else if (Number(queued.value[0]?.ok) === 1) {
         try {
