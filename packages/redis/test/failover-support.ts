@@ -25,6 +25,16 @@ export async function cutReplication(
   primary: ServerHandle,
   replicas: readonly ServerHandle[],
 ): Promise<void> {
+  // What was written before the cut reaches the replicas first (the tests count on the
+  // earlier grants being there; replicas acknowledge their offset about once a second).
+  const written = Number(
+    /master_repl_offset:(\d+)/.exec(String(await command(primary, 'INFO', 'replication')))?.[1],
+  );
+  await eventually(async () => {
+    const info = String(await command(primary, 'INFO', 'replication'));
+    const acked = [...info.matchAll(/^slave\d+:.*offset=(\d+)/gm)].map((match) => Number(match[1]));
+    return acked.length >= replicas.length && acked.every((offset) => offset >= written);
+  }, 5000);
   for (const replica of replicas) await command(replica, 'CONFIG', 'SET', 'masterauth', 'wrong');
   await command(primary, 'CLIENT', 'KILL', 'TYPE', 'replica');
   await eventually(async () => {
