@@ -58,16 +58,18 @@ export interface AcquireHost<G extends Grant> {
  *    notify) until the deadline, which then rejects with that error; a single try rejects
  *    with it at once, and so does every call for one marked `retryable: false`.
  *
- * Performance budget (`AB_ROUNDS=40 bash scripts/ab.sh e91ed92`, the hand-tuned policy before
- * the rewrite as A; uncontended `acquire({ timeout: 5000 })` + release, median (IQR) of the
- * per-round ratios, A′ = A again as the noise; 2026-11-24, 2 CPUs, load average 4.7):
- *   redis 69 (51–82) % [noise 98 (83–119) %], redlock 116 (99–144) % [96 (79–119) %],
- *   postgres 87 (62–129) % [103 (81–134) %], mysql 102 (76–121) % [100 (74–119) %];
- *   handoff within noise everywhere.
+ * Performance budget (`AB_ROUNDS=100 AB_BACKENDS=redis,postgres bash scripts/ab.sh e91ed92`,
+ * the hand-tuned policy before the rewrite as A; uncontended `acquire({ timeout: 5000 })` +
+ * release, median (IQR) of the per-round ratios, A′ = A again as the noise; 2026-11-25, 2 CPUs,
+ * load average 1). Without the inspection record the baseline lacked (`AB_B_OPTIONS=
+ * '{"recordHolds":false}'`): redis 79 (45–137) % [noise 104 (69–196) %], postgres 86 (73–102) %
+ * [94 (83–108) %]. With it (the default): redis 76 (43–107) %, postgres 57 (46–67) % — the
+ * record's price, switchable. Handoff within 0.1 ms of A. A finer interleaved probe still puts
+ * Redis at about +10 µs per cycle (ioredis's public `Command` flattening its arguments, core
+ * bookkeeping): no round trip is left to remove (two per cycle).
  * The one fast path: an acquire stops through a plain {@link AcquireStop}, not an
  * AbortController (whose event dispatch cost PostgreSQL 25–40 µs of a ~150 µs timed cycle);
- * deadlines share one timer. Redis stays ~25 µs of CPU over A per cycle (core bookkeeping,
- * backend layering, GC), with no round trip left to remove (two per cycle): over budget.
+ * deadlines share one timer.
  */
 export async function acquireWithPolicy<G extends Grant>(
   host: AcquireHost<G>,
