@@ -12,7 +12,7 @@ import { serverVersion } from '../backends/server-probes.js';
 import { parseCommandLine } from '../support/command-line.js';
 import { benchChart } from './bench-chart.js';
 import { benchMarkdown } from './bench-report.js';
-import type { ContenderResult, MachineInfo } from './bench-result.js';
+import type { ContenderResult } from './bench-result.js';
 import { benchBackend } from './bench-run.js';
 import { fullSettings, quickSettings } from './bench-settings.js';
 import {
@@ -22,7 +22,7 @@ import {
   benchRows,
   markdownTable,
 } from './bench-table.js';
-import { describeMachine, loadAverages } from './machine-info.js';
+import { loadAverages, machineAfterRun } from './machine-info.js';
 import { telemetryOverhead } from './overhead-report.js';
 import { runScale } from './scale-run.js';
 
@@ -54,17 +54,7 @@ async function main(): Promise<void> {
   } finally {
     await lab.stop();
   }
-  const args = process.argv.slice(2).join(' ');
-  const machine: MachineInfo = {
-    ...describeMachine(),
-    date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
-    command: `pnpm bench${args ? ` ${args}` : ''}`,
-    loadBefore,
-    loadAfter: loadAverages(),
-    servers,
-    durationSeconds: Math.round((performance.now() - started) / 1000),
-    quick: options.quick,
-  };
+  const machine = machineAfterRun({ started, loadBefore, servers: servers, quick: options.quick });
   console.log(markdownTable(benchHeader, benchRows(results), benchNumericColumns));
   for (const note of benchNotes(results)) console.log(`- ${note}`);
   const overhead = telemetryOverhead(results);

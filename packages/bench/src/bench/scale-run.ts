@@ -9,11 +9,10 @@ import { fileURLToPath } from 'node:url';
 import { type BackendId, backendIds, isTopologyBackend } from '../backends/backend-ids.js';
 import { startLab } from '../backends/lab.js';
 import type { CommandLine } from '../support/command-line.js';
-import type { MachineInfo } from './bench-result.js';
 import { contendersFor } from './bench-run.js';
 import { fullScaleSettings, quickScaleSettings } from './bench-settings.js';
 import { markdownTable } from './bench-table.js';
-import { describeMachine, loadAverages } from './machine-info.js';
+import { loadAverages, machineAfterRun } from './machine-info.js';
 import { type HeldPoint, measureHeldCurve } from './measure-held-curve.js';
 import { measureProcesses, type ProcessesResult } from './measure-processes.js';
 import { scaleChart } from './scale-chart.js';
@@ -99,17 +98,7 @@ export async function runScale(
   } finally {
     await lab.stop();
   }
-  const args = process.argv.slice(2).join(' ');
-  const machine: MachineInfo = {
-    ...describeMachine(),
-    date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
-    command: `pnpm bench${args ? ` ${args}` : ''}`,
-    loadBefore,
-    loadAfter: loadAverages(),
-    servers: {},
-    durationSeconds: Math.round((performance.now() - started) / 1000),
-    quick: options.quick,
-  };
+  const machine = machineAfterRun({ started, loadBefore, servers: {}, quick: options.quick });
   const workersHeader = [
     'backend',
     'library',
