@@ -50,6 +50,7 @@ export { type QueueDecision, type QueuedContender, queueDecision } from './queue
 export {
   type Deadline,
   DeadlineTimer,
+  deadlineGraceMs,
   delay,
   jitter,
   now,

@@ -268,3 +268,13 @@ export class Wakeup {
     this.#onClose?.();
   }
 }
+
+/**
+ * How long a backend whose server enforces the wait's deadline itself (a lock timeout sent
+ * with the waiting statement) lets the server end the wait before cancelling it, once the
+ * wait stops at `deadline`: the server's timeout ends it at that moment, and a cancel request
+ * costs the server more. 0 when the wait stopped earlier (abort, close): cancel at once.
+ */
+export function deadlineGraceMs(deadline: number): number {
+  return now() >= deadline - 1 ? 50 : 0;
+}

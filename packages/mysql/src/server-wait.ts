@@ -1,14 +1,9 @@
-import { now, type WaitContext } from '@lockkit/core/backend';
+import { deadlineGraceMs, now, type WaitContext } from '@lockkit/core/backend';
 import type { LockConnection } from './lock-connection.js';
 import type { LockConnections } from './lock-connections.js';
 
 /** "Forever" for `GET_LOCK` (MariaDB returns NULL for a negative timeout): one year, re-armed. */
 export const FOREVER_SECONDS = 31_536_000;
-/**
- * When the abort is the caller's deadline, the server's own timeout ends the statement at the
- * same moment; give it this long before sending `KILL QUERY`.
- */
-const DEADLINE_GRACE_MS = 50;
 
 /** Seconds (ms precision, fractional) until `deadline`, for `GET_LOCK`/`SLEEP`; never < 0. */
 export function secondsUntil(deadline: number, capMs: number = Number.POSITIVE_INFINITY): number {
@@ -42,8 +37,9 @@ export async function blockingStatement<T>(
     if (!settled) kill ??= connections.killQuery(connection.id).catch(() => undefined);
   };
   const onAbort = (): void => {
-    if (now() >= wait.deadline - 1) {
-      grace = setTimeout(send, DEADLINE_GRACE_MS);
+    const graceMs = deadlineGraceMs(wait.deadline); // the server's own timeout may end it
+    if (graceMs > 0) {
+      grace = setTimeout(send, graceMs);
       grace.unref();
     } else send();
   };

@@ -1,4 +1,4 @@
-import { delay, now } from '@lockkit/core/backend';
+import { deadlineGraceMs, delay, now } from '@lockkit/core/backend';
 import type pg from 'pg';
 import { sendCancelRequest } from './cancel-request.js';
 
@@ -9,12 +9,6 @@ export type QueryOutcome<T> =
 
 /** A cancel request is repeated this often (ms) until the query ends … */
 const cancelRetryMs = 100;
-/**
- * When the abort is the caller's deadline, the server's own `lock_timeout` ends the wait at
- * about the same moment: give it this long (ms) before sending a cancel request (each costs
- * the server a new backend process).
- */
-const deadlineGraceMs = 50;
 
 /**
  * Awaits `query` (running on `client`); if `signal` aborts first, sends protocol cancel
@@ -39,7 +33,7 @@ export async function cancellableQuery<T>(
   );
   let cancelling: Promise<void> | undefined;
   const onAbort = (): void => {
-    const grace = now() >= deadline - 1 ? deadlineGraceMs : 0;
+    const grace = deadlineGraceMs(deadline);
     cancelling = cancelUntilEnded(client, ended, giveUp, cancelBudgetMs, grace);
   };
   if (signal?.aborted) onAbort();
