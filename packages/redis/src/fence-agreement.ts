@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { BackendUnavailableError } from '@lockkit/core';
-import { now } from '@lockkit/core/backend';
+import { type LockRequest, now } from '@lockkit/core/backend';
 import type { RedisLockKeys } from './redis-keys.js';
 import { redrawCall } from './redis-lock-calls.js';
 import type { RedisNodeSet, Votes } from './redis-node-set.js';
@@ -46,10 +46,18 @@ export function agreedDraw(votes: Votes, quorum: number): bigint | undefined {
   return agreed;
 }
 
-/** How a Redlock grant's fencing token was settled. */
+/**
+ * How a Redlock grant's fencing token was settled, or why not: concurrent grants kept the
+ * counters apart (`contended`), the hold ran out on a quorum before a draw (`lost`), or no
+ * quorum answered (`unavailable`).
+ */
 export type Agreement =
   | { readonly agreed: true; readonly token: bigint }
-  | { readonly agreed: false; readonly votes: Votes; readonly contended: boolean };
+  | {
+      readonly agreed: false;
+      readonly votes: Votes;
+      readonly why: 'contended' | 'lost' | 'unavailable';
+    };
 
 /**
  * The fencing token of a Redlock grant: a value `quorum` nodes returned to this grant in one
@@ -64,20 +72,21 @@ export type Agreement =
  * to answer: a node that did not grant and kept counting other grants answers with more,
  * and must not make the holders redraw (issue 24). A round without a quorum at floor + 1
  * waits for every node's draw (or its command timeout), so the next floor is the largest.
+ * A node draws only while it still holds the grant: one whose lease ran out meanwhile (its
+ * clock jumped ahead) answers 0, and a quorum that no longer holds it ends the grant.
  */
 export async function agreeOnToken(
   nodes: RedisNodeSet,
-  keys: RedisLockKeys,
+  grant: { readonly request: LockRequest; readonly keys: RedisLockKeys; readonly token: string },
   quorum: number,
   votes: Votes,
   validUntil: number,
-  holdToken: string,
 ): Promise<Agreement> {
   let agreed = agreedDraw(votes, quorum);
   let round = votes;
   const started = now();
   for (let redraws = 0; agreed === undefined; redraws += 1) {
-    if (redraws === maxRedraws) return { agreed: false, votes: round, contended: true };
+    if (redraws === maxRedraws) return { agreed: false, votes: round, why: 'contended' };
     // After a round that did not agree, a random lift: two shared grants (readers, permits)
     // redrawing together from one floor, counted in opposite orders on two nodes, fail
     // together every round; from different floors the higher target agrees on every node
@@ -85,13 +94,15 @@ export async function agreeOnToken(
     const floor = largestDraw(round) + (redraws > 0 ? BigInt(randomInt(floorSpread)) : 0n);
     const target = floor + 1n;
     const isTarget = (reply: unknown): boolean => isGrant(reply) && BigInt(reply) === target;
-    const call = redrawCall(keys, String(floor), holdToken);
+    const call = redrawCall(grant.request, grant.keys, String(floor), grant.token);
     // Another value is no vote either way: wait for the other nodes (a quorum of them may
     // still draw the target); a failed draw is a no.
     round = await nodes.vote(quorum, call, isTarget, started, (reply) => !isGrant(reply));
     const drawn = round.filter((vote) => vote?.ok === true && isGrant(vote.value)).length;
+    const gone = round.filter((vote) => vote?.ok === true && vote.value === 0).length;
+    if (gone > nodes.size - quorum) return { agreed: false, votes: round, why: 'lost' };
     if (drawn < quorum || now() >= validUntil) {
-      return { agreed: false, votes: round, contended: false };
+      return { agreed: false, votes: round, why: 'unavailable' };
     }
     agreed = agreedDraw(round, quorum);
   }

@@ -125,8 +125,6 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
       }
     }
     if (granted >= quorum && now() < validUntil) {
-      const waiter = this.#waiters.get(request);
-      if (waiter) waiter.granted = true;
       if (marker.markerMs > 0 && this.#nodes.size > 1) {
         // Our marker or reservation may linger on nodes that did not grant: take it away there.
         const key = WaitMarkers.keyOf(request, keys);
@@ -136,15 +134,19 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
         // The token is a value a quorum returned to THIS grant in one round (see
         // fence-agreement.ts): the largest counter alone repeats when two shared grants are
         // counted in opposite orders. In the steady state the acquire round already agrees.
-        const agreement = await agreeOnToken(this.#nodes, keys, quorum, votes, validUntil, token);
+        const agreement = await agreeOnToken(this.#nodes, attempt, quorum, votes, validUntil);
         if (!agreement.agreed) {
           this.#undo(request, keys, token, votes);
+          // Our hold ran out on a quorum before its token was settled: not granted after all.
+          if (agreement.why === 'lost') return null;
+          if (agreement.why === 'contended') throw contendedError(request.name);
           // No quorum decided it: core's outage policy retries or fails the call.
-          if (agreement.contended) throw contendedError(request.name);
           throw this.#nodes.unavailable(request.name, 'acquire', agreement.votes);
         }
         fencingToken = agreement.token;
       }
+      const waiter = this.#waiters.get(request);
+      if (waiter) waiter.granted = true;
       const fenceFloor = this.#nodes.size > 1 ? String(fencingToken) : '';
       const autoExtend = request.autoExtend ?? this.#options.autoExtend;
       const lease = { durationMs: leaseMs, validUntil, autoExtend };

@@ -197,11 +197,18 @@ export function releaseCall(
 }
 
 /**
- * Redlock: lift the fencing counter to `floor` and draw the next value for the hold `token`
- * (see redrawFence).
+ * Redlock: lift the fencing counter to `floor` and draw the next value for the hold `token`,
+ * if the node still holds it (see redrawFence).
  */
-export function redrawCall(keys: RedisLockKeys, floor: string, token: string): ScriptCall {
-  return { script: redrawFence, keys: [keys.fence, keys.holds], args: [floor, token] };
+export function redrawCall(
+  request: LockRequest,
+  keys: RedisLockKeys,
+  floor: string,
+  token: string,
+): ScriptCall {
+  const member = holdIsMember(request) ? '1' : '';
+  const keyList = [keys.fence, keys.holds, holdKey(request, keys)];
+  return { script: redrawFence, keys: keyList, args: [floor, token, member] };
 }
 
 /** Token-checked lease extension to `leaseMs` from now. */

@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisLockProvider, type RedisLockProvider, redisLockKeys } from '../src/index.js';
 import { redrawFence } from '../src/scripts/acquire-scripts.js';
+import { onRedraw } from './support.js';
 
 // A Redlock grant whose nodes returned different fencing counters redraws until a quorum
 // returns one value (fence-agreement.ts). A node that did NOT grant can have its counter
@@ -34,21 +35,6 @@ function deferred(): Deferred {
     resolve = done;
   });
   return { promise, resolve };
-}
-
-type EvalSha = (sha: string, numKeys: number, ...rest: (string | number)[]) => Promise<unknown>;
-
-/** Replaces a client's EVALSHA of the redraw script (every other command runs as is). */
-function onRedraw(
-  client: Redis,
-  around: (run: () => Promise<unknown>, fenceKey: string) => Promise<unknown>,
-): void {
-  const target = client as unknown as { evalsha: EvalSha };
-  const original = target.evalsha.bind(client);
-  target.evalsha = (sha, numKeys, ...rest) => {
-    const run = (): Promise<unknown> => original(sha, numKeys, ...rest);
-    return sha === redrawFence.sha ? around(run, String(rest[0])) : run();
-  };
 }
 
 beforeAll(async () => {

@@ -3,6 +3,7 @@ import type { LockHandle } from '@lockkit/core';
 import { grantBehind } from '@lockkit/core/backend';
 import { type Cluster, Redis } from 'ioredis';
 import { type RedisGrant, redisLockKeys } from '../src/index.js';
+import { redrawFence } from '../src/scripts/acquire-scripts.js';
 
 /** Lease used by the tests: short, so lease cases are quick. */
 export const testLeaseMs = 1000;
@@ -48,4 +49,23 @@ export function eventually(
   timeoutMs: number,
 ): Promise<void> {
   return waitFor(condition, scaled(timeoutMs), 'a condition');
+}
+
+type EvalSha = (sha: string, numKeys: number, ...rest: (string | number)[]) => Promise<unknown>;
+
+/**
+ * Runs `around` in place of a client's EVALSHA of the Redlock redraw script (every other
+ * command runs as is): a test forces an interleaving at a redraw without timing. The script
+ * must be loaded on the server first (a NOSCRIPT round would bypass it).
+ */
+export function onRedraw(
+  client: Redis,
+  around: (run: () => Promise<unknown>, fenceKey: string) => Promise<unknown>,
+): void {
+  const target = client as unknown as { evalsha: EvalSha };
+  const original = target.evalsha.bind(client);
+  target.evalsha = (sha, numKeys, ...rest) => {
+    const run = (): Promise<unknown> => original(sha, numKeys, ...rest);
+    return sha === redrawFence.sha ? around(run, String(rest[0])) : run();
+  };
 }

@@ -152,12 +152,22 @@ return refused(hint)
 /**
  * Redlock: a grant whose nodes returned different counters draws again. Lifts the fencing
  * counter to at least the floor (the largest value drawn so far) and INCRs it: the reply is a
- * value this node never returned before; the hold's inspection record takes it.
- * KEYS: fence, holds. ARGV: floor, token.
+ * value this node never returned before; the hold's inspection record takes it. Only while
+ * the node still holds the grant (0 otherwise): a lease that ran out between the acquire and
+ * this draw (a server clock jumped ahead) may have gone to another grant, whose token must
+ * stay above ours.
+ * KEYS: fence, holds, hold (string or sorted set). ARGV: floor, token, member ('1': a member
+ * of the hold set, '': the string's value).
  */
 export const redrawFence: LuaScript = luaScript(
   'redraw-fence',
-  `${prelude('raise_fence', 'grant_token', 'record_hold')}
+  `${prelude('raise_fence', 'grant_token', 'record_hold', 'server_now')}
+if ARGV[3] == '1' then
+  local expiry = redis.call('ZSCORE', KEYS[3], ARGV[2])
+  if not expiry or tonumber(expiry) <= server_now() then return 0 end
+elseif redis.call('GET', KEYS[3]) ~= ARGV[2] then
+  return 0
+end
 raise_fence(KEYS[1], ARGV[1])
 local fence = grant_token(KEYS[1])
 set_record_fence(KEYS[2], ARGV[2], fence)
