@@ -51,6 +51,9 @@ export async function createProvider(spec: ProviderSpec): Promise<ILockProvider>
       const { createRedisLockProvider } = await import('@lockkit/redis');
       return createRedisLockProvider({
         nodes: [...spec.urls],
+        ...(spec.options?.recordHolds === undefined
+          ? {}
+          : { recordHolds: spec.options.recordHolds }),
         ...(chaos
           ? { leaseMs: chaosTimings.leaseMs, commandTimeoutMs: chaosTimings.commandTimeoutMs }
           : {}),
@@ -78,6 +81,9 @@ export async function createProvider(spec: ProviderSpec): Promise<ILockProvider>
       const { createPostgresLockProvider } = await import('@lockkit/postgres');
       return createPostgresLockProvider({
         connection: url,
+        ...(spec.options?.recordHolds === undefined
+          ? {}
+          : { recordHolds: spec.options.recordHolds }),
         ...(chaos
           ? {
               keepaliveIntervalMs: chaosTimings.keepaliveIntervalMs,
@@ -90,6 +96,7 @@ export async function createProvider(spec: ProviderSpec): Promise<ILockProvider>
       const { createMySqlLockProvider } = await import('@lockkit/mysql');
       return createMySqlLockProvider({
         connection: url,
+        ...spec.options,
         ...(chaos
           ? {
               keepaliveIntervalMs: chaosTimings.keepaliveIntervalMs,

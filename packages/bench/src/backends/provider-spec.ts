@@ -14,4 +14,12 @@ export interface ProviderSpec {
   /** The file backend's lock directory. */
   readonly directory: string;
   readonly tuning: ProviderTuning;
+  /** Provider options over the defaults (a bench variant row), plain data. */
+  readonly options?: ProviderVariant | undefined;
+}
+
+/** The options a bench variant row switches (each only where the backend has it). */
+export interface ProviderVariant {
+  readonly recordHolds?: boolean;
+  readonly fencing?: 'table' | 'sequence';
 }

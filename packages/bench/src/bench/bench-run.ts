@@ -1,6 +1,6 @@
 import { type BackendId, isTopologyBackend } from '../backends/backend-ids.js';
 import type { Lab } from '../backends/lab.js';
-import type { ProviderSpec } from '../backends/provider-spec.js';
+import type { ProviderSpec, ProviderVariant } from '../backends/provider-spec.js';
 import { quantile } from '../support/statistics.js';
 import type { ContenderResult, HandoffResult } from './bench-result.js';
 import type { BenchSettings } from './bench-settings.js';
@@ -45,8 +45,19 @@ export function contendersOn(spec: ProviderSpec, directory: string): Contender[]
     'redis-sentinel-ack': () => [],
   };
   if (isTopologyBackend(backend)) return [lockkitContender(spec)];
-  return [lockkitContender(spec), lockkitOtelContender(spec), ...peers[backend]()];
+  const variants = (switchable[backend] ?? []).map((variant) => lockkitContender(spec, variant));
+  return [lockkitContender(spec), lockkitOtelContender(spec), ...variants, ...peers[backend]()];
 }
+
+/**
+ * What a user can switch off for speed, measured beside the defaults: the inspection record
+ * of every hold, and on MariaDB the crash-safe fencing table (see each package's README).
+ */
+const switchable: Partial<Record<BackendId, readonly ProviderVariant[]>> = {
+  redis: [{ recordHolds: false }],
+  postgres: [{ recordHolds: false }],
+  mysql: [{ recordHolds: false }, { recordHolds: false, fencing: 'sequence' }],
+};
 
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

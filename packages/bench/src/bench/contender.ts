@@ -37,6 +37,11 @@ export interface Contender {
    * as lockkit with OpenTelemetry on); its other figures are left out without a note.
    */
   readonly uncontendedOnly?: boolean;
+  /**
+   * lockkit with options other than the defaults (what a user can switch to): measured in the
+   * bench beside the plain row, left out of the scale run.
+   */
+  readonly variant?: boolean;
   /** Opens a client. */
   open(): Promise<LockClient>;
 }

@@ -50,7 +50,7 @@ export async function runScale(
     for (const backend of backends) {
       const spec = lab.specFor(backend, 'default');
       for (const contender of contendersFor(backend, lab)) {
-        if (contender.uncontendedOnly === true) continue;
+        if (contender.uncontendedOnly === true || contender.variant === true) continue;
         const notes: string[] = [];
         let processes: ProcessesResult | undefined;
         let held: HeldPoint[] = [];
