@@ -91,6 +91,9 @@ pnpm bench --backends postgres,file --no-write
 The servers come from \`@lockkit/testkit\` (throwaway, on free loopback ports, from the binaries
 installed on the machine: \`redis-server postgresql mariadb-server zookeeper etcd-server\`); the code is in
 [\`packages/bench\`](../packages/bench).
+
+Redis Cluster and Sentinel are measured in a separate run: see
+[benchmarks-redis-topologies.md](benchmarks-redis-topologies.md).
 `;
 }
 
