@@ -30,6 +30,11 @@ export interface ZooKeeperServerOptions extends ServerStartOptions {
   readonly maxSessionTimeoutMs?: number;
   /** More `zoo.cfg` lines, e.g. `{ 'maxClientCnxns': '100' }`. */
   readonly extraConfig?: Readonly<Record<string, string>>;
+  /**
+   * The JVM's heap limit in MiB (`-Xmx`). Default 128: plenty for tests; 100 000 live nodes
+   * need more (the scale benchmark's server runs out of memory at 128).
+   */
+  readonly maxHeapMb?: number;
 }
 
 const probeTimeoutMs = 2_000;
@@ -107,7 +112,7 @@ function findJava(): string {
 }
 
 /** `java` and its arguments that run ZooKeeper's `mainClass` with `configPath` (Debian's jars). */
-export function zooKeeperCommand(mainClass: string, configPath: string): string[] {
+export function zooKeeperCommand(mainClass: string, configPath: string, maxHeapMb = 128): string[] {
   const java = findJava();
   const zooKeeperJar = findFile(zooKeeperJars, 'zookeeper');
   const classPath = [
@@ -117,7 +122,7 @@ export function zooKeeperCommand(mainClass: string, configPath: string): string[
   ].join(':');
   return [
     java,
-    '-Xmx128m',
+    `-Xmx${maxHeapMb}m`,
     '-Xss512k',
     '-XX:+UseSerialGC',
     '-XX:TieredStopAtLevel=1',
@@ -165,7 +170,8 @@ async function startLocalZooKeeper(options: ZooKeeperServerOptions): Promise<Ser
     await mkdir(dataDirectory);
     const configPath = join(temporaryDirectory, 'zoo.cfg');
     const logPath = join(temporaryDirectory, 'zookeeper.log');
-    const command = zooKeeperCommand('org.apache.zookeeper.server.ZooKeeperServerMain', configPath);
+    const mainClass = 'org.apache.zookeeper.server.ZooKeeperServerMain';
+    const command = zooKeeperCommand(mainClass, configPath, options.maxHeapMb);
     const writeConfig = async (port: number): Promise<void> => {
       const config = zooKeeperConfig(options, dataDirectory, port, '127.0.0.1');
       const lines = Object.entries(config).map(([name, value]) => `${name}=${value}\n`);
@@ -201,6 +207,10 @@ async function startLocalZooKeeper(options: ZooKeeperServerOptions): Promise<Ser
  * server instead, which is not controllable.
  */
 export async function startZooKeeper(options: ZooKeeperServerOptions = {}): Promise<ServerHandle> {
+  const heap = options.maxHeapMb;
+  if (heap !== undefined && !(Number.isInteger(heap) && heap > 0)) {
+    throw new RangeError(`maxHeapMb must be a positive integer (MiB), got ${String(heap)}`);
+  }
   const fromEnvironment =
     options.useEnvironment === false ? undefined : serversFromEnvironment('zookeeper');
   if (fromEnvironment?.[0] !== undefined) return new ExternalServer(fromEnvironment[0]);

@@ -150,6 +150,8 @@ export async function startLab(
               ...under('zookeeper'),
               tickTimeMs: 200,
               extraConfig: durable ? { forceSync: 'yes' } : {},
+              // 100 000 held locks are 100 000 live nodes: more than the tests' 128 MiB heap.
+              ...(purpose === 'scale' ? { maxHeapMb: 1024 } : {}),
             }),
           )
         : Promise.resolve(undefined),

@@ -55,6 +55,7 @@ export function contendersOn(spec: ProviderSpec, directory: string): Contender[]
  */
 const switchable: Partial<Record<BackendId, readonly ProviderVariant[]>> = {
   redis: [{ recordHolds: false }],
+  redlock: [{ recordHolds: false }],
   postgres: [{ recordHolds: false }],
   mysql: [{ recordHolds: false }, { recordHolds: false, fencing: 'sequence' }],
 };
