@@ -94,6 +94,8 @@ installed on the machine: \`redis-server postgresql mariadb-server zookeeper etc
 
 Redis Cluster and Sentinel are measured in a separate run: see
 [benchmarks-redis-topologies.md](benchmarks-redis-topologies.md).
+64 workers in 8 processes, and 1 000 → 100 000 held locks: \`pnpm bench --scale\`, in
+[benchmarks-scale.md](benchmarks-scale.md).
 `;
 }
 
