@@ -26,18 +26,32 @@ export interface MemberNetwork {
   remove(): Promise<void>;
 }
 
-let networksMade = 0;
+/** How many member networks one process can have up at once (one name and subnet each). */
+const maxNetworks = 10;
+/** The slots (names, subnet) of this process's networks that are up or being made. */
+const slotsInUse = new Set<number>();
 
 async function ip(...args: string[]): Promise<void> {
   await run('ip', args, { timeout: 10_000 });
 }
 
-/** Names and a private 10.x.y.0/24 subnet unique to this process and this network. */
+/**
+ * Names and a private 10.x.y.0/24 subnet unique to this process and this network: a slot no
+ * network of this process holds now (a reused slot would share, and on removal delete, the
+ * names of one still up: a long chaos run cut its ZooKeeper ensemble off this way).
+ */
 function plan(size: number) {
-  const sequence = networksMade++ % 10;
+  const sequence = Array.from({ length: maxNetworks }, (_, slot) => slot).find(
+    (slot) => !slotsInUse.has(slot),
+  );
+  if (sequence === undefined) {
+    throw new Error(`more than ${maxNetworks} member networks at once in one process`);
+  }
+  slotsInUse.add(sequence);
   const tag = `lke${process.pid % 100_000}${sequence}`;
   const subnet = `10.${214 + sequence}.${process.pid % 250}`;
   return {
+    sequence,
     bridge: `${tag}br`,
     bridgeAddress: `${subnet}.1`,
     namespaces: Array.from({ length: size }, (_, index) => `${tag}n${index}`),
@@ -57,6 +71,7 @@ function removals(names: ReturnType<typeof plan>): string[][] {
 
 async function removeQuietly(names: ReturnType<typeof plan>): Promise<void> {
   for (const args of removals(names)) await ip(...args).catch(() => undefined);
+  slotsInUse.delete(names.sequence);
 }
 
 /** For a process that exits without stopping its cluster (the servers die with it too). */

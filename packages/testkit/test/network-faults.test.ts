@@ -106,4 +106,16 @@ describe.skipIf(unavailable !== undefined)('namespaceFirewall and startTcpRelay'
     relay!.setDelay(0);
     expect((await ping(namespace, relay!.host, relay!.port, 2000)).ms).toBeLessThan(290);
   });
+
+  it('a network stays up while more than ten others come and go (names are not reused)', async () => {
+    // A long chaos run keeps its ZooKeeper ensemble's network up while every backend run
+    // makes and removes one: the 11th once took the ensemble's names and deleted them.
+    for (let made = 0; made < 12; made++) {
+      const other = await createMemberNetwork(1);
+      expect(other.namespaces[0]).not.toBe(namespace);
+      expect(other.addresses[0]).not.toBe(net.addresses[0]);
+      await other.remove();
+    }
+    expect((await ping(namespace, relay!.host, relay!.port, 2000)).reply).toBe('+PONG');
+  });
 });
