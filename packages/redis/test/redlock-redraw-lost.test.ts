@@ -1,3 +1,4 @@
+import type { LockHandle } from '@lockkit/core';
 import { type ServerHandle, startRedisServers } from '@lockkit/testkit';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -65,7 +66,8 @@ describe('Redlock: a hold that ran out before its token was drawn again', () => 
       await Promise.all(
         raw.map((client, index) => client.set(keys.fence, String(10 * (index + 1)))),
       );
-      let their: Awaited<ReturnType<ReturnType<typeof create>['tryAcquire']>> = null;
+      // Set by `interleave` (a closure: declared wide, or TypeScript narrows it to null).
+      let their = null as LockHandle | null;
       interleave = async () => {
         await Promise.all(raw.map((client) => client.del(keys.lock)));
         their = await create(theirs, name).tryAcquire();
