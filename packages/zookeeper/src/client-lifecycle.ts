@@ -25,6 +25,8 @@ interface ConnectionManagerLike {
   onSocketError(error: Error): void;
   onSocketClosed(hadError: boolean): void;
   onSocketConnected(): void;
+  onSocketData(buffer: Buffer): void;
+  pendingBuffer?: Buffer | null;
   on(event: 'state', listener: (state: number) => void): unknown;
   removeListener(event: 'state', listener: (state: number) => void): unknown;
 }
@@ -72,6 +74,34 @@ export function onConnectFailure(client: ZooKeeperClient, listener: (error: Erro
     lastError = undefined;
     if (failed && error) listener(error);
     onSocketClosed.call(this, hadError);
+  };
+}
+
+/**
+ * Turns a reply the library cannot parse into a dropped connection instead of a crash. Its
+ * socket `data` handler throws on a packet it does not expect (seen in `pnpm chaos` when a
+ * worker stopped past its session resumed: `offset: 4 is out of buffer range` from
+ * `Record.deserialize` while connecting), and a throw there is an uncaught exception that ends
+ * the process. Instead the unread bytes are dropped and the socket destroyed, which the library
+ * handles like any lost connection (it reconnects; the session decides the rest). Must be
+ * called before the client's first `connect()`; `onParseError` (optional) hears of each one.
+ */
+export function guardSocketData(
+  client: ZooKeeperClient,
+  onParseError?: (error: Error) => void,
+): void {
+  const manager = managerOf(client);
+  if (!manager) return;
+  const onSocketData = manager.onSocketData;
+  // Bound per socket when the library connects (and called again for the rest of a buffer).
+  manager.onSocketData = function (this: ConnectionManagerLike, buffer: Buffer): void {
+    try {
+      onSocketData.call(this, buffer);
+    } catch (error) {
+      this.pendingBuffer = null;
+      this.socket?.destroy();
+      onParseError?.(error instanceof Error ? error : new Error(String(error)));
+    }
   };
 }
 

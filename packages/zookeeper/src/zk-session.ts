@@ -1,6 +1,7 @@
 import { BackendUnavailableError } from '@lockkit/core';
 import { now } from '@lockkit/core/backend';
 import {
+  guardSocketData,
   isConnected,
   onConnectFailure,
   refSocket,
@@ -99,7 +100,10 @@ export class ZkSession extends ZkOperations {
       { address, connectTimeoutMs, serverCount },
       isConnected(client),
     );
-    if (owned) onConnectFailure(client, (error) => this.#gate.attemptFailed(error));
+    if (owned) {
+      onConnectFailure(client, (error) => this.#gate.attemptFailed(error));
+      guardSocketData(client);
+    }
     client.on('connected', this.#onConnected);
     client.on('disconnected', this.#onDisconnected);
     client.on('expired', this.#onExpired);

@@ -155,6 +155,32 @@ describe('a ZooKeeper that cannot be used fails clearly', () => {
     }
   });
 
+  it('a reply the client library cannot parse drops the connection, not the process', async () => {
+    // node-zookeeper-client throws from its socket handler on a frame it cannot read (chaos
+    // saw one after a stopped worker resumed); unguarded, that is an uncaught exception.
+    const proxy = await ReplyProxy.start(server.url);
+    try {
+      const locks = provider(proxy.url, { sessionTimeoutMs: ms(4000) });
+      const handle = await locks.createLock('garbled').acquire({ timeout: ms(5000) });
+      const client = locks.currentClient;
+      expect(client).toBeDefined();
+      const dropped = new Promise((resolve) => client?.on('disconnected', resolve));
+      const reconnected = dropped.then(
+        () => new Promise((resolve) => client?.on('connected', resolve)),
+      );
+      // A 4-byte frame: shorter than any reply header (16 bytes).
+      proxy.inject(Buffer.from([0, 0, 0, 4, 0xff, 0xff, 0xff, 0xfe]));
+      await dropped;
+      await reconnected;
+      // The library reconnects to the same session: the hold survives the dropped connection.
+      expect(await handle.release()).toBe(true);
+      const again = await locks.createLock('garbled').acquire({ timeout: ms(5000) });
+      expect(await again.release()).toBe(true);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it('connectTimeoutMs is validated against operationTimeoutMs', () => {
     expect(() =>
       testProvider(address, { connectTimeoutMs: 3000, operationTimeoutMs: 2000 }),

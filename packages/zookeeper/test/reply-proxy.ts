@@ -58,6 +58,11 @@ export class ReplyProxy {
     this.#rewriteCode = code;
   }
 
+  /** Sends `frame` to every client as if the server had: a reply it may not be able to parse. */
+  inject(frame: Buffer): void {
+    for (const { client } of this.#pairs) if (!client.destroyed) client.write(frame);
+  }
+
   /** Drops the held replies and cuts every connection (the client sees CONNECTION_LOSS). */
   dropHeldAndDisconnect(): void {
     this.#holding = false;
