@@ -45,15 +45,15 @@ const acknowledgedReplicas = {
 export async function createProvider(spec: ProviderSpec): Promise<ILockProvider> {
   const chaos = spec.tuning === 'chaos';
   const url = spec.urls[0] ?? '';
+  // A variant's options: `recordHolds` every SQL and Redis backend has; `fencing` is MySQL's.
+  const { fencing: _mysqlOnly, ...shared } = spec.options ?? {};
   switch (spec.backend) {
     case 'redis':
     case 'redlock': {
       const { createRedisLockProvider } = await import('@lockkit/redis');
       return createRedisLockProvider({
         nodes: [...spec.urls],
-        ...(spec.options?.recordHolds === undefined
-          ? {}
-          : { recordHolds: spec.options.recordHolds }),
+        ...shared,
         ...(chaos
           ? { leaseMs: chaosTimings.leaseMs, commandTimeoutMs: chaosTimings.commandTimeoutMs }
           : {}),
@@ -81,9 +81,7 @@ export async function createProvider(spec: ProviderSpec): Promise<ILockProvider>
       const { createPostgresLockProvider } = await import('@lockkit/postgres');
       return createPostgresLockProvider({
         connection: url,
-        ...(spec.options?.recordHolds === undefined
-          ? {}
-          : { recordHolds: spec.options.recordHolds }),
+        ...shared,
         ...(chaos
           ? {
               keepaliveIntervalMs: chaosTimings.keepaliveIntervalMs,

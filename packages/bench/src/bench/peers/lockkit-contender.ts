@@ -8,11 +8,11 @@ import type { Contender } from '../contender.js';
  */
 export function lockkitContender(spec: ProviderSpec, variant?: ProviderVariant): Contender {
   const switched = Object.entries(variant ?? {}).map(
-    ([key, value]) => `${key}: ${JSON.stringify(value)}`,
+    ([key, value]) => `${key}: ${typeof value === 'string' ? `'${value}'` : String(value)}`,
   );
   return {
     backend: spec.backend,
-    library: variant ? `lockkit (${switched.join(', ').replaceAll('"', "'")})` : 'lockkit',
+    library: variant ? `lockkit (${switched.join(', ')})` : 'lockkit',
     lockkit: true,
     waits: true,
     holdsMany: true,
