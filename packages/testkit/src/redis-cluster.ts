@@ -76,6 +76,14 @@ async function clusterNodes(server: ServerHandle): Promise<NodeLine[]> {
     });
 }
 
+/** Whether a `CLUSTER NODES` line's slot ranges include `slot`. */
+function serves(line: NodeLine, slot: number): boolean {
+  return line.slots.some((range) => {
+    const [from = '', to = from] = range.split('-');
+    return slot >= Number(from) && slot <= Number(to);
+  });
+}
+
 /** The nodes that answer PING now (a killed or paused node does not). */
 async function live(nodes: readonly ServerHandle[]): Promise<ServerHandle[]> {
   const answers = await Promise.all(
@@ -216,13 +224,7 @@ function handleOf(nodes: readonly ServerHandle[], nodeTimeoutMs: number): RedisC
     const probe = (await live(nodes))[0] as ServerHandle;
     const slot = Number(await redisCommand(probe, 'CLUSTER', 'KEYSLOT', key));
     const owner = (await view()).find(
-      (line) =>
-        line.flags.includes('master') &&
-        !line.flags.includes('fail') &&
-        line.slots.some((range) => {
-          const [from = '', to = from] = range.split('-');
-          return slot >= Number(from) && slot <= Number(to);
-        }),
+      (line) => line.flags.includes('master') && !line.flags.includes('fail') && serves(line, slot),
     );
     if (owner === undefined) throw new Error(`no live primary serves slot ${slot}`);
     return byPort(owner.port);
@@ -280,6 +282,16 @@ function handleOf(nodes: readonly ServerHandle[], nodeTimeoutMs: number): RedisC
       for (const line of [target, source, ...others]) {
         await redisCommand(byPort(line.port), 'CLUSTER', 'SETSLOT', slot, 'NODE', target.id);
       }
+      // Done once every node (replicas learn by gossip) names the new owner: any map refresh does.
+      await pollUntil(
+        async () => {
+          const views = await Promise.all((await live(nodes)).map(clusterNodes));
+          const owns = (line: NodeLine) => line.port === target.port && serves(line, Number(slot));
+          return views.every((lines) => lines.some(owns)) ? true : undefined;
+        },
+        10_000,
+        `every cluster node knowing that slot ${slot} moved`,
+      );
       return { slot: Number(slot), from, to, keys };
     },
     stop,
