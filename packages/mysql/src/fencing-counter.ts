@@ -20,12 +20,12 @@ export interface FencingCounter {
   next(connection: LockConnection, base: string): Promise<bigint>;
 }
 
-interface InsertResult {
+export interface InsertResult {
   readonly affectedRows: number;
   readonly insertId: number;
 }
 
-function quoted(name: string): string {
+export function quoted(name: string): string {
   return name
     .split('.')
     .map((part) => `\`${part}\``)
@@ -203,7 +203,7 @@ export class FencingByServer implements FencingCounter {
   }
 }
 
-function tokenOf(value: number | string): bigint {
+export function tokenOf(value: number | string): bigint {
   const token = BigInt(value);
   if (token <= 0n || (typeof value === 'number' && !Number.isSafeInteger(value))) {
     throw new RangeError(`Fencing counter out of range (${value})`);

@@ -6,13 +6,20 @@ import { ER_NO_SUCH_TABLE, errnoOf } from './mysql-errors.js';
 /** The holds table: one row per `GET_LOCK` key, rewritten by each new holder of that key. */
 export const HOLDS_TABLE = 'lockkit_holds';
 
-const DDL =
+/**
+ * A row only means something while its session holds the key (`IS_USED_LOCK(k) = conn`), and
+ * no hold outlives a restart, so the rows need no durability. On MariaDB they live in a
+ * non-transactional Aria table: no log flush per grant (Aria repairs the table itself after a
+ * crash). MySQL has no such engine that takes BLOBs and every row size, so InnoDB there.
+ */
+const ddl = (connection: LockConnection): string =>
   `CREATE TABLE IF NOT EXISTS ${HOLDS_TABLE} (` +
   'k VARBINARY(64) NOT NULL PRIMARY KEY, base VARBINARY(64) NOT NULL, ' +
   'kind VARCHAR(9) NOT NULL, token BIGINT UNSIGNED NOT NULL, owner BLOB NULL, ' +
   'since BIGINT NOT NULL, conn BIGINT UNSIGNED NOT NULL, broken TINYINT NOT NULL DEFAULT 0, ' +
   'more VARBINARY(4096) NULL, ' +
-  'KEY base (base)) ENGINE=InnoDB';
+  'KEY base (base)) ' +
+  (connection.mariadb ? 'ENGINE=Aria TRANSACTIONAL=0' : 'ENGINE=InnoDB');
 
 const RECORD =
   `REPLACE INTO ${HOLDS_TABLE} (k, base, kind, token, owner, since, conn, broken, more) ` +
@@ -32,7 +39,7 @@ async function onDemand<T>(connection: LockConnection, statement: () => Promise<
   } catch (error) {
     if (errnoOf(error) !== ER_NO_SUCH_TABLE) throw error;
   }
-  creating ??= connection.query(DDL).finally(() => {
+  creating ??= connection.query(ddl(connection)).finally(() => {
     creating = undefined;
   });
   await creating;

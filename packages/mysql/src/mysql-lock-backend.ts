@@ -9,6 +9,7 @@ import {
   type WaitContext,
 } from '@lockkit/core/backend';
 import { ownConnections, pooledConnections } from './connection-sources.js';
+import { FencingBlocks } from './fencing-blocks.js';
 import {
   FencingByServer,
   type FencingCounter,
@@ -267,6 +268,7 @@ export class MySqlLockBackend implements LockBackend<MySqlGrant> {
 }
 
 function fencingCounter({ fencing, fencingTable }: ResolvedMySqlOptions): FencingCounter {
+  if (fencing === 'blocks') return new FencingBlocks(fencingTable);
   if (fencing === 'table') return new FencingTable(fencingTable);
   if (fencing === 'sequence') return new FencingSequence(fencingTable);
   return new FencingByServer(fencingTable);

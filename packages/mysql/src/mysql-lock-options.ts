@@ -72,21 +72,29 @@ export interface MySqlLockProviderOptions extends LockProviderOptions {
    */
   readonly sessionTimeoutSeconds?: number | undefined;
   /**
-   * Where fencing tokens come from. `'table'`: a counter row per lock (`INSERT … ON DUPLICATE
-   * KEY UPDATE t = LAST_INSERT_ID(t + 1)`; MySQL and MariaDB; tokens count 1, 2, 3 … per lock;
-   * one InnoDB commit, so one log flush on a durable server, per grant; as durable as the
-   * server's commits). `'sequence'`: one cached MariaDB `SEQUENCE` shared by all locks (MariaDB
-   * 10.3+; far cheaper, but a server crash can hand out again tokens drawn in the last moments
-   * before it: MariaDB writes a sequence's new value to disk some time after `NEXTVAL` returned
-   * it). `'auto'`: the sequence on MariaDB 10.3+, the table elsewhere. Every client of a lock
-   * must use the same source.
-   * @defaultValue 'table'
+   * Where fencing tokens come from; every client of a lock must use the same source.
+   * - `'blocks'`: one counter for all locks in a one-row `MEMORY` table, handing out numbers
+   *   up to a ceiling reserved durably in InnoDB, 10,000 per commit (MySQL and MariaDB). No
+   *   disk write per grant, and tokens never rewind: a restart or crash empties the `MEMORY`
+   *   table and drawing resumes above the last reservation. Tokens increase across all locks
+   *   and jump by up to 10,000 after a restart.
+   * - `'table'`: a counter row per lock (`INSERT … ON DUPLICATE KEY UPDATE t =
+   *   LAST_INSERT_ID(t + 1)`); tokens count 1, 2, 3 … per lock; one InnoDB commit, so one log
+   *   flush on a durable server, per grant. For servers that refuse `MEMORY` tables (MySQL
+   *   Group Replication).
+   * - `'sequence'`: one cached MariaDB `SEQUENCE` (MariaDB 10.3+), cheap, but a server crash can
+   *   hand out again tokens drawn in the last moments before it: MariaDB writes a sequence's new
+   *   value to disk some time after `NEXTVAL` returned it.
+   * - `'auto'`: the sequence on MariaDB 10.3+, the table elsewhere.
+   * @defaultValue 'blocks'
    */
-  readonly fencing?: 'auto' | 'table' | 'sequence' | undefined;
+  readonly fencing?: 'blocks' | 'auto' | 'table' | 'sequence' | undefined;
   /**
    * The fencing table (one row per lock, never deleted) or sequence, created on demand in the
-   * connection's database. May be qualified: `schema.name`.
-   * @defaultValue 'lockkit_fencing_tokens' (table) or 'lockkit_fencing_sequence' (sequence)
+   * connection's database; `'blocks'` uses `<name>_live` and `<name>_blocks`, and seeds its
+   * first reservation from `<name>` when that `'table'` counter exists. May be qualified:
+   * `schema.name`.
+   * @defaultValue 'lockkit_fencing_tokens' ('blocks', 'table') or 'lockkit_fencing_sequence' (sequence)
    */
   readonly fencingTable?: string | undefined;
   /**
@@ -121,7 +129,7 @@ export interface ResolvedMySqlOptions {
   readonly keepaliveIntervalMs: number;
   readonly keepaliveTimeoutMs: number;
   readonly sessionTimeoutSeconds: number;
-  readonly fencing: 'auto' | 'table' | 'sequence';
+  readonly fencing: 'blocks' | 'auto' | 'table' | 'sequence';
   /** Undefined: each source's default name. */
   readonly fencingTable: string | undefined;
   readonly recordHolds: boolean;
@@ -172,9 +180,9 @@ export function resolveMySqlOptions(options: MySqlLockProviderOptions): Resolved
       `\`owner\` must be at most ${MAX_OWNER_BYTES} UTF-8 bytes (the BLOB it is recorded in)`,
     );
   }
-  const fencing = options.fencing ?? 'table';
-  if (fencing !== 'auto' && fencing !== 'table' && fencing !== 'sequence') {
-    throw new InvalidArgumentError("`fencing` must be 'auto', 'table' or 'sequence'");
+  const fencing = options.fencing ?? 'blocks';
+  if (!['blocks', 'auto', 'table', 'sequence'].includes(fencing)) {
+    throw new InvalidArgumentError("`fencing` must be 'blocks', 'auto', 'table' or 'sequence'");
   }
   const fencingTable =
     options.fencingTable === undefined

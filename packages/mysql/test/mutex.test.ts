@@ -224,25 +224,6 @@ describe('GET_LOCK mutex on MariaDB', () => {
     await adminQuery(`DROP SEQUENCE \`${sequence}\``);
   });
 
-  it('the default fencing is the counter table: tokens count per lock', async () => {
-    const name = `default_${Math.random().toString(36).slice(2, 10)}`;
-    const locks = provider({ fencingTable: name });
-    const [a, b] = [uniqueName('default-a'), uniqueName('default-b')];
-    const tokens: bigint[] = [];
-    for (const lock of [a, b, a]) {
-      const handle = await locks.createLock(lock).acquire();
-      tokens.push(handle.fencingToken);
-      await handle.release();
-    }
-    expect(tokens).toEqual([1n, 1n, 2n]);
-    const rows = await adminQuery<{ type: string }[]>(
-      'SELECT TABLE_TYPE AS type FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?',
-      [name],
-    );
-    expect(rows).toEqual([{ type: 'BASE TABLE' }]);
-    await adminQuery(`DROP TABLE \`${name}\``);
-  });
-
   it("fencing: 'auto' draws from the sequence on MariaDB 10.3+ and never writes the table", async () => {
     const name = `auto_${Math.random().toString(36).slice(2, 10)}`;
     const locks = provider({ fencing: 'auto', fencingTable: name });
