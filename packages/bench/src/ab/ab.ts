@@ -22,6 +22,7 @@ import type { ILockProvider } from '@lockkit/core';
 import { createMySqlLockProvider } from '@lockkit/mysql';
 import { createPostgresLockProvider } from '@lockkit/postgres';
 import { createRedisLockProvider } from '@lockkit/redis';
+import mysql from 'mysql2/promise';
 import type { BackendId } from '../backends/backend-ids.js';
 import { type Lab, startLab } from '../backends/lab.js';
 import { quantile } from '../support/statistics.js';
@@ -62,7 +63,18 @@ function open(build: Factories, backend: string, lab: Lab, extra: Options): ILoc
     return build.createRedisLockProvider({ ...extra, nodes: urls });
   if (backend === 'postgres')
     return build.createPostgresLockProvider({ ...extra, connection: urls[0]! });
-  return build.createMySqlLockProvider({ ...extra, connection: urls[0]! });
+  // A database per build: the builds' tables (hold rows, fencing counters) may differ in shape
+  // or engine, and a table is created by whichever build comes first.
+  const url = new URL(urls[0]!);
+  url.pathname = build === current ? '/ab_b' : '/ab_a';
+  return build.createMySqlLockProvider({ ...extra, connection: url.href });
+}
+
+async function createDatabases(lab: Lab): Promise<void> {
+  if (!lab.backends.includes('mysql')) return;
+  const admin = await mysql.createConnection(lab.serversOf('mysql')[0]!.url);
+  for (const name of ['ab_a', 'ab_b']) await admin.query(`CREATE DATABASE IF NOT EXISTS ${name}`);
+  await admin.end();
 }
 
 /** Uncontended acquire+release per second on `provider`, over one slice. */
@@ -130,6 +142,7 @@ const lab = await startLab(
   'bench',
 );
 try {
+  await createDatabases(lab);
   const rows: string[] = [];
   for (const backend of lab.backends) rows.push(await compare(backend, lab));
   console.log(
