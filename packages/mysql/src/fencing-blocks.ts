@@ -91,12 +91,7 @@ export class FencingBlocks implements FencingCounter {
   /** The live counter had no number left under its ceiling: reserve a block, draw again. */
   async #refillAndDraw(connection: LockConnection): Promise<bigint> {
     for (let refill = 0; refill < maxRefills; refill++) {
-      const reserved = await this.#ensured(connection, () =>
-        connection.query<InsertResult>(
-          `INSERT INTO ${this.#blocks} (id, reserved) VALUES (1, LAST_INSERT_ID(${BLOCK_SIZE})) ` +
-            `ON DUPLICATE KEY UPDATE reserved = LAST_INSERT_ID(reserved + ${BLOCK_SIZE})`,
-        ),
-      );
+      const reserved = await this.#reserve(connection);
       // Committed: every number up to `ceiling` may now be handed out, and a restart resumes
       // above it. GREATEST: concurrent refills only ever raise the counter and its ceiling.
       const ceiling = BigInt(reserved.insertId);
@@ -112,6 +107,21 @@ export class FencingBlocks implements FencingCounter {
     throw new Error(
       `The fencing counter ${this.#live} found no number after ${maxRefills} refills`,
     );
+  }
+
+  /**
+   * Reserves the next block; resolves its ceiling. Only the seed ever inserts the row (this
+   * only updates it), so a reservation can never land before the seed and start below it.
+   */
+  async #reserve(connection: LockConnection): Promise<InsertResult> {
+    const reserve = () =>
+      connection.query<InsertResult>(
+        `UPDATE ${this.#blocks} SET reserved = LAST_INSERT_ID(reserved + ${BLOCK_SIZE}) WHERE id = 1`,
+      );
+    const reserved = await this.#ensured(connection, reserve);
+    if (reserved.affectedRows > 0) return reserved;
+    await this.#create(connection);
+    return reserve();
   }
 
   /** Runs `statement`, creating the two tables first if the server says one is missing. */

@@ -100,6 +100,22 @@ describe("fencing: 'blocks' (the default)", () => {
     await drop(table);
   });
 
+  it('a reservation never lands before the seed (tables made, seed row not yet written)', async () => {
+    const table = fresh('blocks');
+    await adminQuery(`CREATE TABLE \`${table}\` (k VARBINARY(64) PRIMARY KEY, t BIGINT UNSIGNED)`);
+    await adminQuery(`INSERT INTO \`${table}\` VALUES ('x', 500)`);
+    // What another client's creation looks like between its CREATE TABLEs and its seed.
+    await adminQuery(
+      `CREATE TABLE \`${table}_live\` (id TINYINT UNSIGNED PRIMARY KEY, n BIGINT UNSIGNED NOT NULL, ceil BIGINT UNSIGNED NOT NULL) ENGINE=MEMORY`,
+    );
+    await adminQuery(
+      `CREATE TABLE \`${table}_blocks\` (id TINYINT UNSIGNED PRIMARY KEY, reserved BIGINT UNSIGNED NOT NULL)`,
+    );
+    const [token] = await tokens(provider({ fencingTable: table }), [uniqueName('blocks-race')]);
+    expect(token).toBe(501n);
+    await drop(table);
+  });
+
   it('rejects a fencing source it does not know, before any I/O', () => {
     expect(() => provider({ fencing: 'memory' as never })).toThrow(
       "`fencing` must be 'blocks', 'auto', 'table' or 'sequence'",
