@@ -29,6 +29,15 @@ s.on('data',d=>{console.log(String(d).trim()+' '+Math.round(performance.now()-t)
   });
 }
 
+/** Resolves once `relay` has a client from `address` (a process in a namespace may start slowly). */
+async function connected(relay: TcpRelay, address: string): Promise<void> {
+  const deadline = performance.now() + 10_000;
+  while (!relay.clientAddresses().includes(address)) {
+    if (performance.now() > deadline) throw new Error(`no client from ${address} within 10 s`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 const missingNft = await new Promise<string | undefined>((resolve) =>
   execFile('nft', ['--version'], (error) =>
     resolve(error ? 'nft (Debian package nftables) is not installed' : undefined),
@@ -83,7 +92,7 @@ describe.skipIf(unavailable !== undefined)('namespaceFirewall and startTcpRelay'
     relay!.hold(net.addresses[0]!);
     expect((await ping(namespace, relay!.host, relay!.port, 500)).reply).toBe('timeout');
     const during = ping(namespace, relay!.host, relay!.port, 3000);
-    await new Promise((resolve) => setTimeout(resolve, 300)); // the PING is sent and waits
+    await connected(relay!, net.addresses[0]!); // its PING is sent and waits
     relay!.release(net.addresses[0]!);
     expect((await during).reply).toBe('+PONG');
   });
@@ -92,9 +101,12 @@ describe.skipIf(unavailable !== undefined)('namespaceFirewall and startTcpRelay'
     expect(relay!.clientAddresses()).toEqual([]);
     relay!.hold(net.addresses[0]!);
     const during = ping(namespace, relay!.host, relay!.port, 3000);
-    await new Promise((resolve) => setTimeout(resolve, 300)); // connected, its PING waits
-    expect(relay!.clientAddresses()).toEqual([net.addresses[0]]);
-    relay!.release(net.addresses[0]!);
+    try {
+      await connected(relay!, net.addresses[0]!);
+      expect(relay!.clientAddresses()).toEqual([net.addresses[0]]);
+    } finally {
+      relay!.release(net.addresses[0]!);
+    }
     expect((await during).reply).toBe('+PONG');
   });
 
