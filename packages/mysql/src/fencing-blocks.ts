@@ -1,4 +1,10 @@
-import { type FencingCounter, type InsertResult, quoted, tokenOf } from './fencing-counter.js';
+import {
+  type FencingCounter,
+  type InsertResult,
+  OnDemand,
+  quoted,
+  tokenOf,
+} from './fencing-counter.js';
 import type { LockConnection, SqlValue, StatementMode } from './lock-connection.js';
 import { ER_NO_SUCH_TABLE, errnoOf } from './mysql-errors.js';
 
@@ -39,14 +45,22 @@ export class FencingBlocks implements FencingCounter {
   readonly #live: string;
   readonly #blocks: string;
   readonly #drawSql: string;
+  readonly #reserveSql: string;
+  readonly #raiseSql: string;
+  /** The acquire statement per mode and condition (the algorithms use a few fixed ones). */
   readonly #acquireSql = new Map<string, string>();
-  #creating: Promise<void> | undefined;
+  readonly #onDemand = new OnDemand(ER_NO_SUCH_TABLE, (connection) => this.#create(connection));
 
   constructor(table = 'lockkit_fencing_tokens') {
     this.#oldTable = quoted(table);
     this.#live = quoted(`${table}_live`);
     this.#blocks = quoted(`${table}_blocks`);
     this.#drawSql = `INSERT INTO ${this.#live} (id, n, ceil) VALUES (1, LAST_INSERT_ID(0), 0) ${drawUpdate}`;
+    this.#reserveSql = `UPDATE ${this.#blocks} SET reserved = LAST_INSERT_ID(reserved + ${BLOCK_SIZE}) WHERE id = 1`;
+    // GREATEST: concurrent refills only ever raise the counter and its ceiling.
+    this.#raiseSql =
+      `INSERT INTO ${this.#live} (id, n, ceil) VALUES (1, ?, ?) ` +
+      'ON DUPLICATE KEY UPDATE n = GREATEST(n, ?), ceil = GREATEST(ceil, ?)';
   }
 
   async acquireAndCount(
@@ -56,35 +70,33 @@ export class FencingBlocks implements FencingCounter {
     values: readonly SqlValue[],
     mode: StatementMode,
   ): Promise<bigint | undefined> {
-    if (mode === 'wait') {
+    const key = `${mode} ${condition}`;
+    let sql = this.#acquireSql.get(key);
+    if (sql === undefined) {
       // A MEMORY table is locked for the whole statement: a GET_LOCK that waits inside the
       // draw would hold up every other draw. A waiting grant draws in a second statement.
-      type Rows = { granted: number | null }[];
-      const rows = await connection.statement<Rows>(
-        mode,
-        `SELECT (${condition}) AS granted`,
-        values,
-      );
-      return rows[0]?.granted === 1 ? this.next(connection) : undefined;
-    }
-    let sql = this.#acquireSql.get(condition);
-    if (sql === undefined) {
       sql =
-        `INSERT INTO ${this.#live} (id, n, ceil) SELECT 1, LAST_INSERT_ID(0), 0 FROM DUAL ` +
-        `WHERE (${condition}) = 1 ${drawUpdate}`;
-      this.#acquireSql.set(condition, sql);
+        mode === 'wait'
+          ? `SELECT (${condition}) AS granted`
+          : `INSERT INTO ${this.#live} (id, n, ceil) SELECT 1, LAST_INSERT_ID(0), 0 FROM DUAL ` +
+            `WHERE (${condition}) = 1 ${drawUpdate}`;
+      this.#acquireSql.set(key, sql);
     }
     const statement = sql;
+    if (mode === 'wait') {
+      type Rows = { granted: number | null }[];
+      const rows = await connection.statement<Rows>(mode, statement, values);
+      return rows[0]?.granted === 1 ? this.next(connection) : undefined;
+    }
     const send = () => connection.statement<InsertResult>(mode, statement, values);
-    const result = await this.#ensured(connection, send);
+    const result = await this.#onDemand.run(connection, send(), send);
     if (result.affectedRows === 0) return undefined;
     return result.insertId > 0 ? tokenOf(result.insertId) : this.#refillAndDraw(connection);
   }
 
   async next(connection: LockConnection): Promise<bigint> {
-    const result = await this.#ensured(connection, () =>
-      connection.query<InsertResult>(this.#drawSql),
-    );
+    const send = () => connection.query<InsertResult>(this.#drawSql);
+    const result = await this.#onDemand.run(connection, send(), send);
     return result.insertId > 0 ? tokenOf(result.insertId) : this.#refillAndDraw(connection);
   }
 
@@ -93,14 +105,10 @@ export class FencingBlocks implements FencingCounter {
     for (let refill = 0; refill < maxRefills; refill++) {
       const reserved = await this.#reserve(connection);
       // Committed: every number up to `ceiling` may now be handed out, and a restart resumes
-      // above it. GREATEST: concurrent refills only ever raise the counter and its ceiling.
-      const ceiling = BigInt(reserved.insertId);
-      const floor = (ceiling - BigInt(BLOCK_SIZE)).toString();
-      await connection.query(
-        `INSERT INTO ${this.#live} (id, n, ceil) VALUES (1, ?, ?) ` +
-          'ON DUPLICATE KEY UPDATE n = GREATEST(n, ?), ceil = GREATEST(ceil, ?)',
-        [floor, ceiling.toString(), floor, ceiling.toString()],
-      );
+      // above it.
+      const ceiling = BigInt(reserved.insertId).toString();
+      const floor = (BigInt(reserved.insertId) - BigInt(BLOCK_SIZE)).toString();
+      await connection.query(this.#raiseSql, [floor, ceiling, floor, ceiling]);
       const drawn = await connection.query<InsertResult>(this.#drawSql);
       if (drawn.insertId > 0) return tokenOf(drawn.insertId);
     }
@@ -114,28 +122,11 @@ export class FencingBlocks implements FencingCounter {
    * only updates it), so a reservation can never land before the seed and start below it.
    */
   async #reserve(connection: LockConnection): Promise<InsertResult> {
-    const reserve = () =>
-      connection.query<InsertResult>(
-        `UPDATE ${this.#blocks} SET reserved = LAST_INSERT_ID(reserved + ${BLOCK_SIZE}) WHERE id = 1`,
-      );
-    const reserved = await this.#ensured(connection, reserve);
+    const reserve = () => connection.query<InsertResult>(this.#reserveSql);
+    const reserved = await this.#onDemand.run(connection, reserve(), reserve);
     if (reserved.affectedRows > 0) return reserved;
-    await this.#create(connection);
+    await this.#onDemand.create(connection);
     return reserve();
-  }
-
-  /** Runs `statement`, creating the two tables first if the server says one is missing. */
-  async #ensured<T>(connection: LockConnection, statement: () => Promise<T>): Promise<T> {
-    try {
-      return await statement();
-    } catch (error) {
-      if (errnoOf(error) !== ER_NO_SUCH_TABLE) throw error;
-    }
-    this.#creating ??= this.#create(connection).finally(() => {
-      this.#creating = undefined;
-    });
-    await this.#creating;
-    return statement();
   }
 
   async #create(connection: LockConnection): Promise<void> {

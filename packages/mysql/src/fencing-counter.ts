@@ -36,14 +36,18 @@ export function quoted(name: string): string {
  * Runs `statement`; if the counter object does not exist yet (the server reports that before
  * evaluating anything, so no GET_LOCK ran), creates it once and runs `statement` again.
  */
-class OnDemand {
+export class OnDemand {
   readonly #missing: number;
-  readonly #ddl: string;
+  readonly #create: (connection: LockConnection) => Promise<unknown>;
   #creating: Promise<void> | undefined;
 
-  constructor(missing: number, ddl: string) {
+  /** `create`: the DDL, or what creates the objects (run once at a time). */
+  constructor(
+    missing: number,
+    create: string | ((connection: LockConnection) => Promise<unknown>),
+  ) {
     this.#missing = missing;
-    this.#ddl = ddl;
+    this.#create = typeof create === 'string' ? (connection) => connection.query(create) : create;
   }
 
   /** Runs `statement` (its first try the caller's `first`, already sent). */
@@ -57,14 +61,18 @@ class OnDemand {
     } catch (error) {
       if (errnoOf(error) !== this.#missing) throw error;
     }
-    this.#creating ??= connection
-      .query(this.#ddl)
+    await this.create(connection);
+    return statement();
+  }
+
+  /** Creates the objects (joins a creation already under way). */
+  create(connection: LockConnection): Promise<void> {
+    this.#creating ??= this.#create(connection)
       .then(() => undefined)
       .finally(() => {
         this.#creating = undefined;
       });
-    await this.#creating;
-    return statement();
+    return this.#creating;
   }
 }
 
