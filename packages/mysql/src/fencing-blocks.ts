@@ -1,12 +1,7 @@
-import {
-  type FencingCounter,
-  type InsertResult,
-  OnDemand,
-  quoted,
-  tokenOf,
-} from './fencing-counter.js';
+import { type FencingCounter, type InsertResult, quoted, tokenOf } from './fencing-counter.js';
 import type { LockConnection, SqlValue, StatementMode } from './lock-connection.js';
 import { ER_NO_SUCH_TABLE, errnoOf } from './mysql-errors.js';
+import { OnDemand } from './on-demand.js';
 
 /** Tokens per durable reservation: one InnoDB commit per this many grants. */
 export const BLOCK_SIZE = 10_000;

@@ -1,5 +1,6 @@
 import type { LockConnection, SqlValue, StatementMode } from './lock-connection.js';
-import { ER_NO_SUCH_TABLE, ER_UNKNOWN_SEQUENCES, errnoOf } from './mysql-errors.js';
+import { ER_NO_SUCH_TABLE, ER_UNKNOWN_SEQUENCES } from './mysql-errors.js';
+import { OnDemand } from './on-demand.js';
 
 /** Where fencing tokens come from. */
 export interface FencingCounter {
@@ -30,50 +31,6 @@ export function quoted(name: string): string {
     .split('.')
     .map((part) => `\`${part}\``)
     .join('.');
-}
-
-/**
- * Runs `statement`; if the counter object does not exist yet (the server reports that before
- * evaluating anything, so no GET_LOCK ran), creates it once and runs `statement` again.
- */
-export class OnDemand {
-  readonly #missing: number;
-  readonly #create: (connection: LockConnection) => Promise<unknown>;
-  #creating: Promise<void> | undefined;
-
-  /** `create`: the DDL, or what creates the objects (run once at a time). */
-  constructor(
-    missing: number,
-    create: string | ((connection: LockConnection) => Promise<unknown>),
-  ) {
-    this.#missing = missing;
-    this.#create = typeof create === 'string' ? (connection) => connection.query(create) : create;
-  }
-
-  /** Runs `statement` (its first try the caller's `first`, already sent). */
-  async run<T>(
-    connection: LockConnection,
-    first: Promise<T>,
-    statement: () => Promise<T>,
-  ): Promise<T> {
-    try {
-      return await first;
-    } catch (error) {
-      if (errnoOf(error) !== this.#missing) throw error;
-    }
-    await this.create(connection);
-    return statement();
-  }
-
-  /** Creates the objects (joins a creation already under way). */
-  create(connection: LockConnection): Promise<void> {
-    this.#creating ??= this.#create(connection)
-      .then(() => undefined)
-      .finally(() => {
-        this.#creating = undefined;
-      });
-    return this.#creating;
-  }
 }
 
 /**

@@ -1,7 +1,8 @@
 import type { LockRequest } from '@lockkit/core/backend';
 import type { LockConnection } from './lock-connection.js';
 import type { LockKeys } from './lock-keys.js';
-import { ER_NO_SUCH_TABLE, errnoOf } from './mysql-errors.js';
+import { ER_NO_SUCH_TABLE } from './mysql-errors.js';
+import { OnDemand } from './on-demand.js';
 
 /** The holds table: one row per `GET_LOCK` key, rewritten by each new holder of that key. */
 export const HOLDS_TABLE = 'lockkit_holds';
@@ -30,20 +31,14 @@ export const BROKEN_KEYS: string =
   `(SELECT GROUP_CONCAT(k SEPARATOR ' ') FROM ${HOLDS_TABLE} ` +
   'WHERE conn = CONNECTION_ID() AND broken = 1)';
 
-let creating: Promise<unknown> | undefined;
+/** Creates the holds table once, when a statement finds it missing. */
+const holdsTable = new OnDemand(ER_NO_SUCH_TABLE, (connection) =>
+  connection.query(ddl(connection)),
+);
 
-/** Runs `statement`, creating the holds table once if it does not exist yet. */
-async function onDemand<T>(connection: LockConnection, statement: () => Promise<T>): Promise<T> {
-  try {
-    return await statement();
-  } catch (error) {
-    if (errnoOf(error) !== ER_NO_SUCH_TABLE) throw error;
-  }
-  creating ??= connection.query(ddl(connection)).finally(() => {
-    creating = undefined;
-  });
-  await creating;
-  return statement();
+/** Runs `statement`, creating the holds table first if it does not exist yet. */
+function onDemand<T>(connection: LockConnection, statement: () => Promise<T>): Promise<T> {
+  return holdsTable.run(connection, statement(), statement);
 }
 
 /** Writes the row of a hold just granted on `connection` (owner, token, grant time). */
