@@ -15,6 +15,7 @@ import {
   startTcpRelay,
   type TcpRelay,
 } from '../src/index.js';
+import { pollUntil } from '../src/redis-admin.js';
 
 /** One PING from inside `namespace` (a fresh connection): the reply and how long it took. */
 function ping(namespace: string, host: string, port: number, timeoutMs: number) {
@@ -31,11 +32,11 @@ s.on('data',d=>{console.log(String(d).trim()+' '+Math.round(performance.now()-t)
 
 /** Resolves once `relay` has a client from `address` (a process in a namespace may start slowly). */
 async function connected(relay: TcpRelay, address: string): Promise<void> {
-  const deadline = performance.now() + 10_000;
-  while (!relay.clientAddresses().includes(address)) {
-    if (performance.now() > deadline) throw new Error(`no client from ${address} within 10 s`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  await pollUntil(
+    async () => (relay.clientAddresses().includes(address) ? true : undefined),
+    10_000,
+    `a client from ${address}`,
+  );
 }
 
 const missingNft = await new Promise<string | undefined>((resolve) =>
