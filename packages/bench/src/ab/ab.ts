@@ -10,7 +10,7 @@
  * A again (A′, the noise control: the same code as A, its own providers). Per-round ratios
  * to A are reported as median (IQR): B/A is the change, A′/A is what identical code scatters.
  * The servers run with their durable defaults, as in `pnpm bench`.
- * Knobs: AB_ROUNDS (40), AB_SLICE_MS (30), AB_BACKENDS (redis,redlock,postgres,mysql),
+ * Knobs: AB_ROUNDS (40), AB_SLICE_MS (30), AB_BACKENDS (redis,redlock,postgres,mysql,zookeeper),
  * AB_B_OPTIONS (JSON provider options for B only, e.g. `{"recordHolds":false}` to leave out a
  * feature the baseline did not have).
  */
@@ -22,6 +22,7 @@ import type { ILockProvider } from '@lockkit/core';
 import { createMySqlLockProvider } from '@lockkit/mysql';
 import { createPostgresLockProvider } from '@lockkit/postgres';
 import { createRedisLockProvider } from '@lockkit/redis';
+import { createZooKeeperLockProvider } from '@lockkit/zookeeper';
 import mysql from 'mysql2/promise';
 import type { BackendId } from '../backends/backend-ids.js';
 import { type Lab, startLab } from '../backends/lab.js';
@@ -31,6 +32,7 @@ type Factories = {
   readonly createRedisLockProvider: (options: { nodes: string[] }) => ILockProvider;
   readonly createPostgresLockProvider: (options: { connection: string }) => ILockProvider;
   readonly createMySqlLockProvider: (options: { connection: string }) => ILockProvider;
+  readonly createZooKeeperLockProvider: (options: { connectionString: string }) => ILockProvider;
 };
 type Options = Record<string, unknown>;
 
@@ -45,15 +47,20 @@ const baseline = {
   ...(await fromBaseline('redis')),
   ...(await fromBaseline('postgres')),
   ...(await fromBaseline('mysql')),
+  ...(await fromBaseline('zookeeper')),
 } as unknown as Factories;
 const current: Factories = {
   createRedisLockProvider: createRedisLockProvider as Factories['createRedisLockProvider'],
   createPostgresLockProvider: createPostgresLockProvider as Factories['createPostgresLockProvider'],
   createMySqlLockProvider: createMySqlLockProvider as Factories['createMySqlLockProvider'],
+  createZooKeeperLockProvider:
+    createZooKeeperLockProvider as Factories['createZooKeeperLockProvider'],
 };
 const rounds = Number(process.env['AB_ROUNDS'] ?? 40);
 const sliceMs = Number(process.env['AB_SLICE_MS'] ?? 30);
-const backends = (process.env['AB_BACKENDS'] ?? 'redis,redlock,postgres,mysql').split(',');
+const backends = (process.env['AB_BACKENDS'] ?? 'redis,redlock,postgres,mysql,zookeeper').split(
+  ',',
+);
 const bOptions = JSON.parse(process.env['AB_B_OPTIONS'] ?? '{}') as Options;
 
 /** A provider of one build on one backend of the lab. */
@@ -63,6 +70,11 @@ function open(build: Factories, backend: string, lab: Lab, extra: Options): ILoc
     return build.createRedisLockProvider({ ...extra, nodes: urls });
   if (backend === 'postgres')
     return build.createPostgresLockProvider({ ...extra, connection: urls[0]! });
+  if (backend === 'zookeeper')
+    return build.createZooKeeperLockProvider({
+      ...extra,
+      connectionString: `zookeeper://${urls[0]!.replace(/^zookeeper:\/\//, '')}`,
+    });
   // A database per build: the builds' tables (hold rows, fencing counters) may differ in shape
   // or engine, and a table is created by whichever build comes first.
   const url = new URL(urls[0]!);
@@ -138,7 +150,9 @@ async function compare(backend: string, lab: Lab): Promise<string> {
 }
 
 const lab = await startLab(
-  backends.filter((id): id is BackendId => ['redis', 'redlock', 'postgres', 'mysql'].includes(id)),
+  backends.filter((id): id is BackendId =>
+    ['redis', 'redlock', 'postgres', 'mysql', 'zookeeper'].includes(id),
+  ),
   'bench',
 );
 try {

@@ -10,6 +10,7 @@ import { type BackendId, backendIds } from '../backends/backend-ids.js';
 import { startLab } from '../backends/lab.js';
 import { serverVersion } from '../backends/server-probes.js';
 import { parseCommandLine } from '../support/command-line.js';
+import { runMain } from '../support/run-main.js';
 import { benchChart } from './bench-chart.js';
 import { benchMarkdown } from './bench-report.js';
 import type { ContenderResult } from './bench-result.js';
@@ -78,10 +79,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+runMain(main);

@@ -7,6 +7,7 @@
 import type { BackendId } from '../backends/backend-ids.js';
 import { startLab } from '../backends/lab.js';
 import { parseCommandLine } from '../support/command-line.js';
+import { runMain } from '../support/run-main.js';
 import { contendersFor } from './bench-run.js';
 import type { Contender } from './contender.js';
 import { measureWorkers } from './measure-workers.js';
@@ -87,10 +88,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+runMain(main);

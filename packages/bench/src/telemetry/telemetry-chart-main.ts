@@ -10,6 +10,7 @@ import { startRedisServer } from '@lockkit/testkit';
 import { serverVersion } from '../backends/server-probes.js';
 import { markdownTable } from '../bench/bench-table.js';
 import { describeMachine, loadAverages } from '../bench/machine-info.js';
+import { runMain } from '../support/run-main.js';
 import { contendedChart } from './contended-chart.js';
 import { type Phase, runContended, type Workload } from './contended-run.js';
 
@@ -64,10 +65,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+runMain(main);

@@ -1,0 +1,139 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { BackendId } from '../backends/backend-ids.js';
+import type { Contender, LockClient } from './contender.js';
+
+/**
+ * The cost ladder of a Redis lock cycle: hand-written clients that each add one of lockkit's
+ * guarantees to the one before, so the difference between two rungs is what that guarantee
+ * costs. Every rung sends one command per node to acquire and one to release, to all nodes at
+ * once, and goes on when a majority has answered (as lockkit and redlock do, in the steady
+ * state); only the server-side work grows.
+ * These scripts mirror what lockkit's own scripts do per step (packages/redis/src/scripts);
+ * they are a measuring stick, not lockkit's code path (lockkit's own rows are measured beside
+ * them through the provider).
+ */
+
+const leaseMs = '30000';
+
+const releaseToken = "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end";
+
+/** One rung: its label, and the Lua of its acquire and release (undefined: a plain SET NX PX). */
+interface Rung {
+  readonly label: string;
+  readonly acquire: string | undefined;
+  readonly release: string;
+  /** Keys after the lock's: fence, cancel marker, holds hash, waiters set. */
+  readonly extraKeys: number;
+}
+
+const set = "if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 0 end";
+const fence = "local fence = redis.call('INCR', KEYS[2])";
+const cancelled = "if redis.call('EXISTS', KEYS[3]) == 1 then return -1 end";
+const record =
+  "redis.call('DEL', KEYS[4]) redis.call('HSET', KEYS[4], ARGV[1], fence .. ':' .. ARGV[3]) redis.call('PEXPIRE', KEYS[4], ARGV[2])";
+const wake = "if redis.call('EXISTS', KEYS[5]) == 1 then redis.call('PUBLISH', KEYS[5], '*') end";
+
+const rungs: readonly Rung[] = [
+  { label: 'SET NX PX + Lua release', acquire: undefined, release: releaseToken, extraKeys: 0 },
+  {
+    label: '+ acquire as a Lua script',
+    acquire: `${set} return 1`,
+    release: releaseToken,
+    extraKeys: 0,
+  },
+  {
+    label: '+ fencing token (INCR)',
+    acquire: `${set} ${fence} return fence`,
+    release: releaseToken,
+    extraKeys: 1,
+  },
+  {
+    label: '+ phantom-acquire guard, waiter wake-up',
+    acquire: `${cancelled} ${set} ${fence} return fence`,
+    release: `${releaseToken} ${wake}`,
+    extraKeys: 4,
+  },
+  {
+    label: '+ inspection record',
+    acquire: `${cancelled} ${set} ${fence} ${record} return fence`,
+    release: `redis.call('HDEL', KEYS[4], ARGV[1]) ${releaseToken} ${wake}`,
+    extraKeys: 4,
+  },
+];
+
+/** The first `quorum` replies of commands sent to every node at once (rejects on any error). */
+function majority<T>(attempts: readonly Promise<T>[]): Promise<T[]> {
+  const quorum = Math.floor(attempts.length / 2) + 1;
+  return new Promise((resolve, reject) => {
+    const replies: T[] = [];
+    for (const attempt of attempts) {
+      attempt.then((reply) => {
+        replies.push(reply);
+        if (replies.length === quorum) resolve(replies);
+      }, reject);
+    }
+  });
+}
+
+/** A rung's client on every node: one connection per node, scripts loaded once. */
+function rungContender(backend: BackendId, urls: readonly string[], rung: Rung): Contender {
+  return {
+    backend,
+    library: rung.label,
+    lockkit: false,
+    waits: 'a measuring stick: tries once',
+    holdsMany: 'a measuring stick',
+    async open(): Promise<LockClient> {
+      const nodes = urls.map((url) => new Redis(url, { lazyConnect: true }));
+      await Promise.all(nodes.map((node) => node.connect()));
+      const load = (lua: string): Promise<string[]> =>
+        Promise.all(nodes.map(async (node) => String(await node.script('LOAD', lua))));
+      const acquireShas = rung.acquire === undefined ? undefined : await load(rung.acquire);
+      const releaseShas = await load(rung.release);
+      const keysOf = (name: string): string[] =>
+        [name, `${name}:fence`, `${name}:cancel`, `${name}:holds`, `${name}:waiters`].slice(
+          0,
+          1 + rung.extraKeys,
+        );
+      const owner = `${Date.now()}:bench`;
+      return {
+        async acquire(name) {
+          const token = randomUUID();
+          const keys = keysOf(name);
+          const replies = await majority(
+            nodes.map((node, index) =>
+              acquireShas === undefined
+                ? node.set(name, token, 'PX', leaseMs, 'NX')
+                : node.evalsha(
+                    acquireShas[index] ?? '',
+                    keys.length,
+                    ...keys,
+                    token,
+                    leaseMs,
+                    owner,
+                  ),
+            ),
+          );
+          if (replies.some((reply) => reply === null || Number(reply) < 1)) {
+            throw new Error(`${name} is held`);
+          }
+          return () =>
+            majority(
+              nodes.map((node, index) =>
+                node.evalsha(releaseShas[index] ?? '', keys.length, ...keys, token),
+              ),
+            );
+        },
+        async close() {
+          for (const node of nodes) node.disconnect();
+        },
+      };
+    },
+  };
+}
+
+/** The ladder's rungs on `urls` (one node, or the Redlock nodes), cheapest first. */
+export function redisLadder(backend: BackendId, urls: readonly string[]): Contender[] {
+  return rungs.map((rung) => rungContender(backend, urls, rung));
+}
