@@ -84,14 +84,14 @@ export class FencingBlocks implements FencingCounter {
       return rows[0]?.granted === 1 ? this.next(connection) : undefined;
     }
     const send = () => connection.statement<InsertResult>(mode, statement, values);
-    const result = await this.#onDemand.run(connection, send(), send);
+    const result = await this.#onDemand.run(connection, send);
     if (result.affectedRows === 0) return undefined;
     return result.insertId > 0 ? tokenOf(result.insertId) : this.#refillAndDraw(connection);
   }
 
   async next(connection: LockConnection): Promise<bigint> {
     const send = () => connection.query<InsertResult>(this.#drawSql);
-    const result = await this.#onDemand.run(connection, send(), send);
+    const result = await this.#onDemand.run(connection, send);
     return result.insertId > 0 ? tokenOf(result.insertId) : this.#refillAndDraw(connection);
   }
 
@@ -101,9 +101,9 @@ export class FencingBlocks implements FencingCounter {
       const reserved = await this.#reserve(connection);
       // Committed: every number up to `ceiling` may now be handed out, and a restart resumes
       // above it.
-      const ceiling = BigInt(reserved.insertId).toString();
-      const floor = (BigInt(reserved.insertId) - BigInt(BLOCK_SIZE)).toString();
-      await connection.query(this.#raiseSql, [floor, ceiling, floor, ceiling]);
+      const ceiling = BigInt(reserved.insertId);
+      const floor = (ceiling - BigInt(BLOCK_SIZE)).toString();
+      await connection.query(this.#raiseSql, [floor, `${ceiling}`, floor, `${ceiling}`]);
       const drawn = await connection.query<InsertResult>(this.#drawSql);
       if (drawn.insertId > 0) return tokenOf(drawn.insertId);
     }
@@ -118,7 +118,7 @@ export class FencingBlocks implements FencingCounter {
    */
   async #reserve(connection: LockConnection): Promise<InsertResult> {
     const reserve = () => connection.query<InsertResult>(this.#reserveSql);
-    const reserved = await this.#onDemand.run(connection, reserve(), reserve);
+    const reserved = await this.#onDemand.run(connection, reserve);
     if (reserved.affectedRows > 0) return reserved;
     await this.#onDemand.create(connection);
     return reserve();

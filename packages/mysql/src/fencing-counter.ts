@@ -75,13 +75,13 @@ export class FencingTable implements FencingCounter {
     const statement = sql;
     const bound = [base, ...values];
     const send = () => connection.statement<InsertResult>(mode, statement, bound);
-    const result = await this.#onDemand.run(connection, send(), send);
+    const result = await this.#onDemand.run(connection, send);
     return result.affectedRows > 0 ? tokenOf(result.insertId) : undefined;
   }
 
   async next(connection: LockConnection, base: string): Promise<bigint> {
     const send = () => connection.query<InsertResult>(this.#nextSql, [base]);
-    const result = await this.#onDemand.run(connection, send(), send);
+    const result = await this.#onDemand.run(connection, send);
     return tokenOf(result.insertId);
   }
 }
@@ -122,7 +122,7 @@ export class FencingSequence implements FencingCounter {
     const statement = sql;
     type Rows = { token: number | string | null }[];
     const send = () => connection.statement<Rows>(mode, statement, values);
-    const rows = await this.#onDemand.run(connection, send(), send);
+    const rows = await this.#onDemand.run(connection, send);
     const token = rows[0]?.token;
     return token == null ? undefined : tokenOf(token);
   }
@@ -130,7 +130,7 @@ export class FencingSequence implements FencingCounter {
   async next(connection: LockConnection): Promise<bigint> {
     const send = () =>
       connection.query<{ token: number | string }[]>(`SELECT NEXTVAL(${this.#sequence}) AS token`);
-    const rows = await this.#onDemand.run(connection, send(), send);
+    const rows = await this.#onDemand.run(connection, send);
     return tokenOf(rows[0]?.token ?? 0);
   }
 }

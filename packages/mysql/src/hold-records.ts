@@ -36,11 +36,6 @@ const holdsTable = new OnDemand(ER_NO_SUCH_TABLE, (connection) =>
   connection.query(ddl(connection)),
 );
 
-/** Runs `statement`, creating the holds table first if it does not exist yet. */
-function onDemand<T>(connection: LockConnection, statement: () => Promise<T>): Promise<T> {
-  return holdsTable.run(connection, statement(), statement);
-}
-
 /** Writes the row of a hold just granted on `connection` (owner, token, grant time). */
 export async function recordHold(
   connection: LockConnection,
@@ -60,7 +55,7 @@ export async function recordHold(
     Date.now(),
     more.length > 0 ? more.join(' ') : null,
   ] as never;
-  await onDemand(connection, () => connection.execute(RECORD, values));
+  await holdsTable.run(connection, () => connection.execute(RECORD, values));
   connection.brokenKeys ??= { query: BROKEN_KEYS, found: (found) => giveUp(connection, found) };
 }
 
@@ -125,7 +120,7 @@ export interface HoldRow {
 
 /** Every row of a lock's keys; a row is live where `holder` equals its `conn`. */
 export function readRows(connection: LockConnection, base: string): Promise<HoldRow[]> {
-  return onDemand(connection, () =>
+  return holdsTable.run(connection, () =>
     connection.query<HoldRow[]>(
       'SELECT k, kind, token, owner, since, conn, broken, more, IS_USED_LOCK(k) AS holder ' +
         `FROM ${HOLDS_TABLE} WHERE base = ?`,
@@ -136,7 +131,7 @@ export function readRows(connection: LockConnection, base: string): Promise<Hold
 
 /** Marks every live hold of a lock broken; resolves how many. */
 export async function markBroken(connection: LockConnection, base: string): Promise<number> {
-  const result = await onDemand(connection, () =>
+  const result = await holdsTable.run(connection, () =>
     connection.query<{ affectedRows: number }>(
       `UPDATE ${HOLDS_TABLE} SET broken = 1 ` +
         'WHERE base = ? AND broken = 0 AND IS_USED_LOCK(k) = conn',

@@ -20,14 +20,10 @@ export class OnDemand {
     this.#create = typeof create === 'string' ? (connection) => connection.query(create) : create;
   }
 
-  /** Runs `statement` (its first try the caller's `first`, already sent). */
-  async run<T>(
-    connection: LockConnection,
-    first: Promise<T>,
-    statement: () => Promise<T>,
-  ): Promise<T> {
+  /** Runs `statement` (sent at once, before anything is awaited). */
+  async run<T>(connection: LockConnection, statement: () => Promise<T>): Promise<T> {
     try {
-      return await first;
+      return await statement();
     } catch (error) {
       if (errnoOf(error) !== this.#missing) throw error;
     }
