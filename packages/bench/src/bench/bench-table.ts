@@ -1,9 +1,11 @@
 import { backendLabels } from '../backends/backend-ids.js';
 import type { ContenderResult } from './bench-result.js';
 
-const integer = (value: number): string =>
+/** A rounded count with thousands separators ('—' when not measured). */
+export const integer = (value: number): string =>
   Number.isFinite(value) ? Math.round(value).toLocaleString('en-US') : '—';
-const milliseconds = (value: number): string =>
+/** Milliseconds: two decimals below 10 ('—' when not measured). */
+export const milliseconds = (value: number): string =>
   !Number.isFinite(value) ? '—' : value < 10 ? value.toFixed(2) : value.toFixed(0);
 
 /** Column titles of the bench table. */

@@ -15,6 +15,7 @@ import { parseCommandLine } from '../support/command-line.js';
 import { runMain } from '../support/run-main.js';
 import { median } from '../support/statistics.js';
 import { contendersFor } from './bench-run.js';
+import { milliseconds } from './bench-table.js';
 import type { Contender, LockClient } from './contender.js';
 
 /** When lockkit's last predecessor watch on ZooKeeper fired (performance.now() ms). */
@@ -45,7 +46,7 @@ async function handOff(holder: LockClient, waiter: LockClient, name: string, int
 }
 
 const ms = (values: readonly number[]): string =>
-  values.length === 0 ? '—' : `${median(values).toFixed(2)} ms`;
+  values.length === 0 ? '—' : `${milliseconds(median(values))} ms`;
 
 async function main(): Promise<void> {
   const options = parseCommandLine(process.argv.slice(2));

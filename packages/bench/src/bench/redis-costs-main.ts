@@ -14,6 +14,7 @@ import { startLab } from '../backends/lab.js';
 import { parseCommandLine } from '../support/command-line.js';
 import { runMain } from '../support/run-main.js';
 import { median } from '../support/statistics.js';
+import { integer } from './bench-table.js';
 import type { Contender } from './contender.js';
 import { measureUncontended } from './measure-uncontended.js';
 import { lockkitContender } from './peers/lockkit-contender.js';
@@ -49,7 +50,6 @@ async function serverCost(contender: Contender, urls: readonly string[], cycles:
   }
 }
 
-const integer = (value: number): string => Math.round(value).toLocaleString('en-US');
 const percent = (value: number): string => `${Math.round(value * 100)} %`;
 
 async function main(): Promise<void> {

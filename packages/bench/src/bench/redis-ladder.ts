@@ -91,11 +91,17 @@ function rungContender(backend: BackendId, urls: readonly string[], rung: Rung):
         Promise.all(nodes.map(async (node) => String(await node.script('LOAD', lua))));
       const acquireShas = rung.acquire === undefined ? undefined : await load(rung.acquire);
       const releaseShas = await load(rung.release);
-      const keysOf = (name: string): string[] =>
-        [name, `${name}:fence`, `${name}:cancel`, `${name}:holds`, `${name}:waiters`].slice(
-          0,
-          1 + rung.extraKeys,
-        );
+      // Derived once per name, as lockkit memoises its keys: the rungs measure the servers.
+      const keys = new Map<string, string[]>();
+      const keysOf = (name: string): string[] => {
+        let known = keys.get(name);
+        if (known === undefined) {
+          const all = [name, `${name}:fence`, `${name}:cancel`, `${name}:holds`, `${name}:waiters`];
+          known = all.slice(0, 1 + rung.extraKeys);
+          keys.set(name, known);
+        }
+        return known;
+      };
       const owner = `${Date.now()}:bench`;
       return {
         async acquire(name) {
