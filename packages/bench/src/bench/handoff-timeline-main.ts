@@ -30,6 +30,8 @@ interface Timeline {
   readonly granted: number[];
 }
 
+const emptyTimeline = (): Timeline => ({ returned: [], watch: [], granted: [] });
+
 /** One hand-off between `holder` and `waiter`, timed from the release call. */
 async function handOff(holder: LockClient, waiter: LockClient, name: string, into: Timeline) {
   const release = await holder.acquire(name);
@@ -62,18 +64,14 @@ async function main(): Promise<void> {
       const pairs = await Promise.all(
         contenders.map(async (contender) => [await contender.open(), await contender.open()]),
       );
-      const timelines: Timeline[] = contenders.map(() => ({
-        returned: [],
-        watch: [],
-        granted: [],
-      }));
+      const timelines = contenders.map(emptyTimeline);
       try {
         for (let round = -5; round < rounds; round++) {
           for (let turn = 0; turn < contenders.length; turn++) {
             const index = (turn + Math.max(0, round)) % contenders.length;
-            const [holder, waiter] = pairs[index] as LockClient[];
-            const into = round < 0 ? { returned: [], watch: [], granted: [] } : timelines[index];
-            await handOff(holder as LockClient, waiter as LockClient, `timeline:${index}`, into!);
+            const [holder, waiter] = pairs[index] as [LockClient, LockClient];
+            const into = (round < 0 ? undefined : timelines[index]) ?? emptyTimeline(); // warm-up: dropped
+            await handOff(holder, waiter, `timeline:${index}`, into);
           }
         }
       } finally {
