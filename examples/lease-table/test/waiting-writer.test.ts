@@ -31,11 +31,17 @@ describe('a waiting writer that gives up', () => {
     await (await writer).release();
   });
 
-  it('by timeout leaves no marker: a reader gets in at once', async () => {
+  it('by timeout leaves no marker: a reader gets in right after', async () => {
     const rw = provider.createReadWriteLock('marker-after-timeout');
     const reader = await rw.acquireRead();
     expect(await rw.tryAcquireWrite({ timeout: 300 })).toBeNull();
-    expect(await readerRefused('marker-after-timeout')).toBe(false);
+    // The marker's removal starts when the wait ends and runs in the background (see
+    // docs/writing-a-backend.md, "When a waiting attempt ends"), so it may lag the null.
+    await waitFor(
+      async () => !(await readerRefused('marker-after-timeout')),
+      1_000,
+      'a reader to get in after the writer timed out',
+    );
     await reader.release();
   });
 
