@@ -63,7 +63,7 @@ describe.each(backends)('lockkit inspect and force-release on $url', ({ id, url 
     expect(JSON.parse((await lockkit('inspect', url, name, '--json')).stdout).held).toBe(true);
 
     const forced = await lockkit('force-release', url, name, '--yes');
-    expect(forced.code).toBe(0);
+    expect(forced.code, forced.stderr).toBe(0);
     expect(forced.stdout).toContain(`mutex  token ${ready.token}`);
     expect(forced.stdout).toContain(`broke 1 hold of lock "${name}"`);
     await holder.waitFor('stdout', /signal SIGTERM/);
