@@ -1,7 +1,9 @@
+import { BackendUnavailableError } from '@lockkit/core';
 import type { BackendLockState, LockHolder, LockRequest } from '@lockkit/core/backend';
 import { type HoldRow, markBroken, readRows } from './hold-records.js';
 import type { LockConnection } from './lock-connection.js';
 import { type LockKeys, lockKeys } from './lock-keys.js';
+import { ER_NO_SUCH_THREAD, errnoOf } from './mysql-errors.js';
 
 /** Slots read for holds without a row (older clients, `recordHolds: false`). */
 const MAX_SLOTS_READ = 256;
@@ -96,7 +98,9 @@ export async function inspectHolds(
  * `forceRelease()`: marks the recorded holds broken (each holder's keepalive gives up just
  * that hold), then waits until they are gone. A hold still there after `graceMs` (no row, or
  * a holder that does not answer) is ended by `KILL CONNECTION` of its session, which ends
- * every other lock that session holds too. Resolves how many holds it broke.
+ * every other lock that session holds too; the server frees a killed session's locks when
+ * its thread ends, so the break waits for that too (another `graceMs` at most, then it
+ * fails). Resolves how many holds it broke: when it does, they are all gone.
  */
 export async function breakHolds(
   connection: LockConnection,
@@ -107,22 +111,37 @@ export async function breakHolds(
   const marked = await markBroken(connection, lockKeys(request).base);
   const first = await read(connection, request, maxReaders);
   const broken = marked + first.unrecorded.length;
-  const until = Date.now() + graceMs;
+  let until = Date.now() + graceMs;
+  let killed = false;
   for (let reading = first; ; reading = await read(connection, request, maxReaders)) {
     const left = [
       ...reading.recorded.filter(({ row }) => row.broken === 1).map(({ row }) => Number(row.conn)),
       ...reading.unrecorded
         .filter(({ key }) => first.unrecorded.some((hold) => hold.key === key))
         .map(({ session }) => session),
-    ];
+    ].filter((session) => session !== connection.id);
     if (left.length === 0) return broken;
     if (Date.now() >= until) {
-      for (const session of new Set(left)) {
-        if (session !== connection.id) await connection.query(`KILL CONNECTION ${session}`);
+      if (killed) {
+        throw new BackendUnavailableError(
+          `forceRelease of lock "${request.name}": ${left.length} hold(s) still there after their sessions were killed`,
+          { lockName: request.name },
+        );
       }
-      return broken;
+      for (const session of new Set(left)) await kill(connection, session);
+      killed = true;
+      until = Date.now() + graceMs;
     }
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
+
+/** Ends `session`; one that ended meanwhile (unknown thread id) is fine. */
+async function kill(connection: LockConnection, session: number): Promise<void> {
+  try {
+    await connection.query(`KILL CONNECTION ${session}`);
+  } catch (error) {
+    if (errnoOf(error) !== ER_NO_SUCH_THREAD) throw error;
   }
 }
 

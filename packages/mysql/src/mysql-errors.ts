@@ -11,6 +11,8 @@ export const ER_QUERY_INTERRUPTED = 1317;
  * session (a pooling proxy moved it), whose locks are not ours.
  */
 export const ER_UNKNOWN_STMT_HANDLER = 1243;
+/** `KILL` of a session that has already ended (unknown thread id). */
+export const ER_NO_SUCH_THREAD = 1094;
 /** The fencing table does not exist yet. */
 export const ER_NO_SUCH_TABLE = 1146;
 /** The fencing sequence does not exist yet (MariaDB). */

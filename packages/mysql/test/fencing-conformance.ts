@@ -3,11 +3,12 @@ import { findFreePort } from '@lockkit/testkit';
 import { createMySqlLockProvider, type MySqlLockProvider } from '../src/index.js';
 import { goldenKeys, killConnection, mysqlUrl, timeScale } from './support.js';
 
-const closedPort = await findFreePort();
-
-// The same contract with the opt-in fencing sources: a MariaDB SEQUENCE, and a counter row per
-// lock (the default is 'blocks', in conformance.test.ts).
-for (const fencing of ['sequence', 'table'] as const) {
+/**
+ * The same contract with an opt-in fencing source (the default, 'blocks', is in
+ * conformance.test.ts). One file per source, so the two run on vitest's two workers at once.
+ */
+export async function describeFencingConformance(fencing: 'sequence' | 'table'): Promise<void> {
+  const closedPort = await findFreePort();
   describeLockProvider({
     name: `mysql (fencing: ${fencing})`,
     createProvider: (options) =>
