@@ -26,7 +26,10 @@ export interface RedisLockKeys {
   readonly holds: string;
   /** `lockkit:{tag}:fence` — the fencing counter: INCR on every grant, never deleted. */
   readonly fence: string;
-  /** `lockkit:{tag}:released` — pub/sub channel a release publishes on (not a key). */
+  /**
+   * `lockkit:{tag}:released` — pub/sub channel a release publishes on (not a key); a wake-up
+   * for one provider goes to `lockkit:{tag}:released:<provider id>` instead.
+   */
   readonly channel: string;
   /** `lockkit:{tag}:cancel:<token>` — marks an attempt the client gave up on. */
   cancel(token: string): string;

@@ -53,8 +53,8 @@ export class RedisLockBackend implements LockBackend<RedisGrant> {
   readonly #subscribers: readonly ReleaseSubscriber[];
   readonly #waiters = new WeakMap<LockRequest, WaiterWakeup>();
   readonly #markers: WaitMarkers;
-  /** This provider's id in waiters sets and release messages. */
-  readonly #providerId = randomUUID();
+  /** Its id in waiters sets and release messages; '~': it has its own channel per lock. */
+  readonly #providerId = `~${randomUUID()}`;
   /** How long a waiter registration or writer marker lasts without a refresh by a retry. */
   readonly #registrationMs: number;
   /** The registration of an attempt that is not waiting (yet): it leaves the waiters set alone. */

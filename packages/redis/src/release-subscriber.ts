@@ -15,7 +15,9 @@ import { isCluster, type RedisClient } from './redis-clients.js';
  * subscriber happens to sit on (ioredis picks one at random and may move it).
  *
  * A message names the provider it is for (a mutex or semaphore release wakes the provider that
- * waited longest) or is '*' (everyone). Within the provider there is no thundering herd either:
+ * waited longest) or is '*' (everyone). One for this provider alone is published on the
+ * lock's channel + ':' + the provider's id, which only this provider subscribes to (with the
+ * lock's channel, in the same command), so a release wakes one process, not every subscriber. Within the provider there is no thundering herd either:
  * a message wakes every shared waiter (readers) but only the longest-waiting exclusive one
  * (mutex, writer, permit), who passes the wake-up on if it leaves without the lock. A '!'
  * wakes every waiter: a weighted semaphore's release may let several in, and a waiting weighted
@@ -24,6 +26,8 @@ import { isCluster, type RedisClient } from './redis-clients.js';
 export class ReleaseSubscriber {
   readonly #source: RedisClient;
   readonly #providerId: string;
+  /** `:<provider id>`: a lock's channel with it is this provider's own. */
+  readonly #own: string;
   readonly #lingerMs: number;
   readonly #sharded: boolean;
   readonly #channels = new Map<string, Channel>();
@@ -33,6 +37,7 @@ export class ReleaseSubscriber {
   constructor(source: RedisClient, providerId: string, lingerMs: number) {
     this.#source = source;
     this.#providerId = providerId;
+    this.#own = `:${providerId}`;
     this.#lingerMs = lingerMs;
     this.#sharded = isCluster(source);
   }
@@ -89,7 +94,10 @@ export class ReleaseSubscriber {
     known.failed = false;
     if (this.#closed) return Promise.resolve(true);
     const connection = this.#open() as Redis;
-    const sent = this.#sharded ? connection.ssubscribe(channel) : connection.subscribe(channel);
+    const own = channel + this.#own;
+    const sent = this.#sharded
+      ? connection.ssubscribe(channel, own)
+      : connection.subscribe(channel, own);
     return sent.then(
       () => true,
       () => {
@@ -121,8 +129,9 @@ export class ReleaseSubscriber {
         // reconnect timer) alive; the next waiter opens a new one.
         connection?.disconnect();
         this.#connection = undefined;
-      } else if (this.#sharded) connection?.sunsubscribe(channel).catch(noop);
-      else connection?.unsubscribe(channel).catch(noop);
+      } else if (this.#sharded) {
+        connection?.sunsubscribe(channel, channel + this.#own).catch(noop);
+      } else connection?.unsubscribe(channel, channel + this.#own).catch(noop);
     }, this.#lingerMs);
     known.linger.unref();
     return true;
@@ -161,7 +170,8 @@ export class ReleaseSubscriber {
     connection.on(this.#sharded ? 'smessage' : 'message', (channel: string, message: string) => {
       const all = message === '!';
       if (message !== '*' && message !== this.#providerId && !all) return;
-      const known = this.#channels.get(channel);
+      const own = channel.endsWith(this.#own);
+      const known = this.#channels.get(own ? channel.slice(0, -this.#own.length) : channel);
       if (known) wake(known, true, all);
     });
     this.#connection = connection;

@@ -140,6 +140,40 @@ describe('clients', () => {
     expect(await prefixed.ping()).toBe('PONG');
   });
 
+  it("sends a release's wake-up to the waiting provider's own channel; an older provider's to the lock's", async () => {
+    const raw = client();
+    const listener = client();
+    const name = unique('own-channel');
+    const { channel, waiters } = keysOf(name);
+    const heard: string[] = [];
+    listener.on('message', (from: string, message: string) => heard.push(`${from} ${message}`));
+    await listener.subscribe(channel);
+    const [holder, waiter] = [provider(), provider({ pollIntervalMs: 60_000, leaseMs: 60_000 })];
+    const held = await holder.createLock(name).acquire();
+    const waiting = waiter.createLock(name).acquire({ timeout: 10_000 });
+    await eventually(async () => (await raw.zcard(waiters)) === 1, 2000);
+    const [id] = await raw.zrange(waiters, 0, 0);
+    expect(id).toMatch(/^~/);
+    await eventually(
+      async () => (await subscriberCounts(raw, [`${channel}:${id}`]))[0] === 1,
+      2000,
+    );
+    const releasedAt = performance.now();
+    await held.release();
+    await (await waiting).release();
+    // Woken by the message (its poll is a minute away), which the lock's channel never saw.
+    expect(performance.now() - releasedAt).toBeLessThan(scaled(100));
+    // A waiter registered by an older provider (an id without '~') is woken on the lock's
+    // channel, by name; this listener's connection also delivers in order, so an earlier
+    // message on the lock's channel would come first.
+    const again = await holder.createLock(name).acquire();
+    await raw.zadd(waiters, Date.now() + 60_000, 'older-provider');
+    await again.release();
+    await eventually(async () => heard.length > 0, 2000);
+    expect(heard).toEqual([`${channel} older-provider`]);
+    await raw.zrem(waiters, 'older-provider');
+  });
+
   it('shares one subscriber connection per provider across all waiting names', async () => {
     const raw = client();
     const [holder, waiter] = [provider(), provider()];
@@ -150,10 +184,11 @@ describe('clients', () => {
     for (const name of names) {
       await eventually(async () => (await raw.zcard(keysOf(name).waiters)) === 1, 2000);
     }
-    // Each channel has one subscriber, and one connection carries all nine.
+    // Each channel has one subscriber, and one connection carries all nine, each with the
+    // provider's own channel for that lock (18 subscriptions).
     expect(await subscriberCounts(raw, channels)).toEqual(channels.map(() => 1));
     const list = (await raw.client('LIST')) as string;
-    expect(list.split('\n').filter((line) => /\bsub=9\b/.test(line))).toHaveLength(1);
+    expect(list.split('\n').filter((line) => /\bsub=18\b/.test(line))).toHaveLength(1);
     for (const handle of held) await handle.release();
     for (const handle of await Promise.all(waits)) await handle.release();
     // Subscriptions linger for a poll interval after the last waiter, then go.

@@ -109,8 +109,11 @@ local function register_waiter(key, id, ms)
 end`,
   // Wakes the provider that waited longest without retrying, or everyone ('*'). A provider
   // registers before it waits, so a mutex or semaphore nobody waits for publishes nothing.
-  // `publish` is PUBLISH, or SPUBLISH on a Redis Cluster (sharded: the message goes to
-  // subscribers of this lock's slot on this node, never over the cluster bus).
+  // A provider whose id starts with '~' also listens on `channel:<id>`, and its wake-up goes
+  // there, to it alone, not to every provider subscribed to the lock (older providers get
+  // theirs on `channel`, named in the message). `publish` is PUBLISH, or SPUBLISH on a Redis
+  // Cluster (sharded: the message goes to subscribers of this lock's slot on this node, never
+  // over the cluster bus; `channel:<id>` has the lock's hash tag, so the same slot).
   wake_next: `
 local function wake_next(key, channel, targeted, publish)
   if targeted ~= '1' then
@@ -119,8 +122,12 @@ local function wake_next(key, channel, targeted, publish)
   end
   if redis.call('EXISTS', key) == 0 then return end
   redis.call('ZREMRANGEBYSCORE', key, '-inf', server_now())
-  local first = redis.call('ZRANGE', key, 0, 0)
-  redis.call(publish, channel, first[1] or '*')
+  local first = redis.call('ZRANGE', key, 0, 0)[1]
+  if first and string.sub(first, 1, 1) == '~' then
+    redis.call(publish, channel .. ':' .. first, first)
+  else
+    redis.call(publish, channel, first or '*')
+  end
 end`,
 } as const;
 
