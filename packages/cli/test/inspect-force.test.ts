@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createFileLockProvider } from '@lockkit/file';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { childCommand, LockkitProcess, lockkit } from './lockkit-process.js';
+import { childCommand, LockkitProcess, lockkit, withQuery } from './lockkit-process.js';
 
 // `lockkit inspect` and `lockkit force-release` on every backend, against the testkit's
 // throwaway servers: the same commands, the same report, the same break everywhere.
@@ -12,11 +12,6 @@ import { childCommand, LockkitProcess, lockkit } from './lockkit-process.js';
 const servers = inject('lockkitServers');
 const directory = mkdtempSync(join(tmpdir(), 'lockkit-inspect-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
-
-/** Adds query parameters to a lock URL that may already have some. */
-function withQuery(url: string, query: string): string {
-  return `${url}${url.includes('?') ? '&' : '?'}${query}`;
-}
 
 // Short leases where the hold is a lease, so a broken holder notices within seconds.
 const backends: readonly { readonly id: string; readonly url: string }[] = [

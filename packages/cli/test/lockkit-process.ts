@@ -6,6 +6,11 @@ import { fileURLToPath } from 'node:url';
 export const lockkitBin: string = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
 const childScript = fileURLToPath(new URL('./fixtures/child.mjs', import.meta.url));
 
+/** Adds query parameters to a lock URL that may already have some. */
+export function withQuery(url: string, query: string): string {
+  return `${url}${url.includes('?') ? '&' : '?'}${query}`;
+}
+
 /** `-- node fixtures/child.mjs <words…>`: the test command, after lockkit's options. */
 export function childCommand(...words: string[]): string[] {
   return ['--', process.execPath, childScript, ...words];

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { describe, expect, inject, it } from 'vitest';
-import { childCommand, LockkitProcess, lockkit } from './lockkit-process.js';
+import { childCommand, LockkitProcess, lockkit, withQuery } from './lockkit-process.js';
 
 // `lockkit run` against real PostgreSQL, MariaDB and etcd servers from the
 // testkit.
@@ -37,7 +37,7 @@ describe('lockkit run on PostgreSQL', () => {
     const applicationName = `lockkit-cli-lost-${process.pid}`;
     const holder = new LockkitProcess([
       'run',
-      `${postgresUrl}${postgresUrl.includes('?') ? '&' : '?'}applicationName=${applicationName}`,
+      withQuery(postgresUrl, `applicationName=${applicationName}`),
       'pg-lost',
       ...childCommand('trap'),
     ]);

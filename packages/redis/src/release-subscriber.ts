@@ -17,11 +17,12 @@ import { isCluster, type RedisClient } from './redis-clients.js';
  * A message names the provider it is for (a mutex or semaphore release wakes the provider that
  * waited longest) or is '*' (everyone). One for this provider alone is published on the
  * lock's channel + ':' + the provider's id, which only this provider subscribes to (with the
- * lock's channel, in the same command), so a release wakes one process, not every subscriber. Within the provider there is no thundering herd either:
- * a message wakes every shared waiter (readers) but only the longest-waiting exclusive one
- * (mutex, writer, permit), who passes the wake-up on if it leaves without the lock. A '!'
- * wakes every waiter: a weighted semaphore's release may let several in, and a waiting weighted
- * request's reservation holds back the others, so the one woken might not be the one to go.
+ * lock's channel, in the same command), so a release wakes one process, not every subscriber.
+ * Within the provider there is no thundering herd either: a message wakes every shared waiter
+ * (readers) but only the longest-waiting exclusive one (mutex, writer, permit), who passes the
+ * wake-up on if it leaves without the lock. A '!' wakes every waiter: a weighted semaphore's
+ * release may let several in, and a waiting weighted request's reservation holds back the
+ * others, so the one woken might not be the one to go.
  */
 export class ReleaseSubscriber {
   readonly #source: RedisClient;
@@ -94,10 +95,8 @@ export class ReleaseSubscriber {
     known.failed = false;
     if (this.#closed) return Promise.resolve(true);
     const connection = this.#open() as Redis;
-    const own = channel + this.#own;
-    const sent = this.#sharded
-      ? connection.ssubscribe(channel, own)
-      : connection.subscribe(channel, own);
+    const both = this.#both(channel);
+    const sent = this.#sharded ? connection.ssubscribe(...both) : connection.subscribe(...both);
     return sent.then(
       () => true,
       () => {
@@ -129,9 +128,8 @@ export class ReleaseSubscriber {
         // reconnect timer) alive; the next waiter opens a new one.
         connection?.disconnect();
         this.#connection = undefined;
-      } else if (this.#sharded) {
-        connection?.sunsubscribe(channel, channel + this.#own).catch(noop);
-      } else connection?.unsubscribe(channel, channel + this.#own).catch(noop);
+      } else if (this.#sharded) connection?.sunsubscribe(...this.#both(channel)).catch(noop);
+      else connection?.unsubscribe(...this.#both(channel)).catch(noop);
     }, this.#lingerMs);
     known.linger.unref();
     return true;
@@ -148,6 +146,11 @@ export class ReleaseSubscriber {
     this.#channels.clear();
     this.#connection?.disconnect();
     this.#connection = undefined;
+  }
+
+  /** A lock's channel and this provider's own one for the lock (subscribed together). */
+  #both(channel: string): [string, string] {
+    return [channel, channel + this.#own];
   }
 
   #open(): RedisClient {
@@ -170,8 +173,8 @@ export class ReleaseSubscriber {
     connection.on(this.#sharded ? 'smessage' : 'message', (channel: string, message: string) => {
       const all = message === '!';
       if (message !== '*' && message !== this.#providerId && !all) return;
-      const own = channel.endsWith(this.#own);
-      const known = this.#channels.get(own ? channel.slice(0, -this.#own.length) : channel);
+      const lock = channel.endsWith(this.#own) ? channel.slice(0, -this.#own.length) : channel;
+      const known = this.#channels.get(lock);
       if (known) wake(known, true, all);
     });
     this.#connection = connection;
