@@ -30,17 +30,18 @@ export async function cutReplication(
   const written = Number(
     /master_repl_offset:(\d+)/.exec(String(await command(primary, 'INFO', 'replication')))?.[1],
   );
+  // Generous bounds (scaled): a loaded machine delays the replicas' acknowledgements.
   await eventually(async () => {
     const info = String(await command(primary, 'INFO', 'replication'));
     const acked = [...info.matchAll(/^slave\d+:.*offset=(\d+)/gm)].map((match) => Number(match[1]));
     return acked.length >= replicas.length && acked.every((offset) => offset >= written);
-  }, 5000);
+  }, 30_000);
   for (const replica of replicas) await command(replica, 'CONFIG', 'SET', 'masterauth', 'wrong');
   await command(primary, 'CLIENT', 'KILL', 'TYPE', 'replica');
   await eventually(async () => {
     const info = String(await command(primary, 'INFO', 'replication'));
     return info.includes('connected_slaves:0');
-  }, 5000);
+  }, 30_000);
 }
 
 /** The servers among `servers` that run as replicas now (a killed one answers nothing). */

@@ -8,7 +8,7 @@ import {
 import { afterAll, describe, expect, it } from 'vitest';
 import { createRedisLockProvider, type RedisLockProvider, redisLockKeys } from '../src/index.js';
 import { command, replicasOnline, tokenOf } from './failover-support.js';
-import { eventually, testLeaseMs } from './support.js';
+import { eventually, scaled } from './support.js';
 
 // A promotion does not tell the old primary: it keeps taking writes (and its other replicas
 // keep confirming them) until someone demotes it. These cases replay that window step by step
@@ -25,12 +25,16 @@ afterAll(async () => {
   await sentinel?.stop();
 });
 
+/**
+ * A refusal here waits out `replicaTimeoutMs`, and a grant on a loaded machine may need most
+ * of it, so it is generous; the lease (nothing here waits for one to expire) is three times it.
+ */
 function provider(nodes: string, minReplicas: number): RedisLockProvider {
   const created = createRedisLockProvider({
     nodes,
-    leaseMs: testLeaseMs,
+    leaseMs: scaled(3000),
     commandTimeoutMs: 250,
-    ...(minReplicas > 0 && { minReplicas, replicaTimeoutMs: 200 }),
+    ...(minReplicas > 0 && { minReplicas, replicaTimeoutMs: scaled(1000) }),
   });
   providers.push(created);
   return created;
