@@ -1,9 +1,13 @@
 import { describe, expect, it } from 'vitest';
+import type { BackendId } from '../src/backends/backend-ids.js';
+import { fullScaleSettings } from '../src/bench/bench-settings.js';
+import type { Contender } from '../src/bench/contender.js';
 import type { HeldPoint } from '../src/bench/measure-held-curve.js';
 import { combineProcessCounts } from '../src/bench/measure-processes.js';
 import { decadeRange, scaleChart } from '../src/bench/scale-chart.js';
 import { heldRows, processRows, scaleMarkdown } from '../src/bench/scale-report.js';
 import type { ScaleResult } from '../src/bench/scale-result.js';
+import { scaleTasks } from '../src/bench/scale-run.js';
 
 const curve = (base: number): HeldPoint[] =>
   [1000, 10_000, 100_000].map((held, index) => ({
@@ -100,6 +104,67 @@ describe('scale rows', () => {
     expect(svg).toContain('lockkit, ZooKeeper');
     expect(svg).not.toContain('NaN');
     expect(svg).not.toContain('Infinity');
+  });
+
+  it('draws a backend in one colour: defaults solid, options dashed, the raw client dotted', () => {
+    const more: ScaleResult[] = [
+      results[0]!,
+      { ...results[0]!, library: 'lockkit (sharedConnections: 32)', held: curve(0.2) },
+      { ...results[1]!, held: curve(0.8).slice(0, 2) },
+      results[2]!,
+    ];
+    const polylines = scaleChart(more, 'title', 'subtitle').match(/<polyline [^>]*>/g) ?? [];
+    expect(polylines).toHaveLength(12);
+    const first = polylines.slice(0, 4); // the first panel: PostgreSQL ×3, then ZooKeeper
+    const colour = (line: string | undefined) => /stroke="(#[0-9a-f]+)"/.exec(line ?? '')?.[1];
+    expect(new Set(first.slice(0, 3).map(colour)).size).toBe(1);
+    expect(colour(first[3])).not.toBe(colour(first[0]));
+    expect(first.map((line) => /stroke-dasharray="([^"]+)"/.exec(line)?.[1])).toEqual([
+      undefined,
+      '7 4',
+      '2 3',
+      undefined,
+    ]);
+  });
+
+  it('plans workers for every waiting row, curves for lockkit, raw SQL clients to the limit', () => {
+    const settings = { ...fullScaleSettings, heldCounts: [1000, 30_000, 100_000] };
+    const contender = (backend: BackendId, library: string, more = {}): Contender => ({
+      backend,
+      library,
+      lockkit: library.startsWith('lockkit'),
+      waits: true,
+      holdsMany: true,
+      open: () => Promise.reject(new Error('not opened')),
+      ...more,
+    });
+    const plan = (contenders: Contender[], variants: Contender[] = []) =>
+      scaleTasks(contenders, variants, settings).map((task) => [
+        task.contender.library,
+        task.workers,
+        task.heldCounts,
+      ]);
+    const all = [1000, 30_000, 100_000];
+    expect(
+      plan(
+        [
+          contender('postgres', 'lockkit'),
+          contender('postgres', 'lockkit otel', { uncontendedOnly: true }),
+          contender('postgres', 'lockkit (recordHolds: false)', { variant: true }),
+          contender('postgres', 'raw pg_advisory_lock'),
+          contender('postgres', 'advisory-lock', { holdsMany: 'one connection per lock' }),
+        ],
+        [contender('postgres', 'lockkit (sharedConnections: 32)', { variant: true })],
+      ),
+    ).toEqual([
+      ['lockkit', true, all],
+      ['lockkit (recordHolds: false)', true, []],
+      ['raw pg_advisory_lock', true, [1000, 30_000]],
+      ['advisory-lock', true, []],
+      ['lockkit (sharedConnections: 32)', false, all],
+    ]);
+    expect(plan([contender('redis', 'raw SET NX')])).toEqual([['raw SET NX', true, []]]);
+    expect(plan([contender('file', 'lockkit', { waits: 'no' })])).toEqual([]);
   });
 
   it('spans whole decades, and a flat or empty series still gets one', () => {

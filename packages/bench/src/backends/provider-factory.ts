@@ -45,8 +45,9 @@ const acknowledgedReplicas = {
 export async function createProvider(spec: ProviderSpec): Promise<ILockProvider> {
   const chaos = spec.tuning === 'chaos';
   const url = spec.urls[0] ?? '';
-  // A variant's options: `recordHolds` every SQL and Redis backend has; `fencing` is MySQL's.
-  const { fencing: _mysqlOnly, ...shared } = spec.options ?? {};
+  // A variant's options: `recordHolds` every SQL and Redis backend has; `fencing` is MySQL's,
+  // `sharedConnections` PostgreSQL's and MySQL's (which takes `spec.options` whole).
+  const { fencing: _mysqlOnly, sharedConnections, ...shared } = spec.options ?? {};
   switch (spec.backend) {
     case 'redis':
     case 'redlock': {
@@ -82,6 +83,7 @@ export async function createProvider(spec: ProviderSpec): Promise<ILockProvider>
       return createPostgresLockProvider({
         connection: url,
         ...shared,
+        ...(sharedConnections === undefined ? {} : { sharedConnections }),
         ...(chaos
           ? {
               keepaliveIntervalMs: chaosTimings.keepaliveIntervalMs,

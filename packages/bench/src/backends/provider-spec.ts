@@ -22,4 +22,6 @@ export interface ProviderSpec {
 export interface ProviderVariant {
   readonly recordHolds?: boolean;
   readonly fencing?: 'table' | 'sequence';
+  /** PostgreSQL and MySQL: sessions that carry many held locks at once. */
+  readonly sharedConnections?: number;
 }

@@ -47,15 +47,18 @@ export interface ScaleSettings {
   readonly heldCounts: readonly number[];
   /** Acquire + release cycles of one more lock, timed at each count. */
   readonly probeCycles: number;
+  /** The raw client rows of the held-locks curve stop at this count (one session is slow). */
+  readonly rawHeldLimit: number;
 }
 
-/** `pnpm bench --scale`: 64 workers; 1 000, 10 000 and 100 000 held locks. */
+/** `pnpm bench --scale`: 64 workers; 1 000 to 100 000 held locks (raw clients to 30 000). */
 export const fullScaleSettings: ScaleSettings = {
   processes: 8,
   workersPerProcess: 8,
   workerMs: 5000,
-  heldCounts: [1000, 10_000, 100_000],
+  heldCounts: [1000, 10_000, 30_000, 100_000],
   probeCycles: 300,
+  rawHeldLimit: 30_000,
 };
 
 /** `pnpm bench --scale --quick`: the same shape, small (a smoke run). */
@@ -65,4 +68,5 @@ export const quickScaleSettings: ScaleSettings = {
   workerMs: 1000,
   heldCounts: [100, 1000],
   probeCycles: 50,
+  rawHeldLimit: 1000,
 };

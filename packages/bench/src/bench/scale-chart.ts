@@ -1,4 +1,4 @@
-import { backendLabels } from '../backends/backend-ids.js';
+import { backendIds, backendLabels } from '../backends/backend-ids.js';
 import { escapeXml } from './bench-chart.js';
 import type { HeldPoint } from './measure-held-curve.js';
 import type { ScaleResult } from './scale-result.js';
@@ -28,7 +28,7 @@ const panels: readonly CurvePanel[] = [
   },
 ];
 
-/** Line colours per backend, in the bench's backend order. */
+/** Line colours per backend, in the bench's backend order (`backendIds`). */
 const palette = ['#2563eb', '#dc2626', '#16a34a', '#9333ea', '#ea580c', '#0891b2', '#4b5563'];
 const size = { panel: 300, plot: 200, gap: 56, left: 56, top: 110, bottom: 48 };
 
@@ -41,6 +41,18 @@ export function decadeRange(values: readonly number[]): { min: number; max: numb
   return { min, max: max > min ? max : min + 1 };
 }
 
+function legendLabel(result: ScaleResult): string {
+  return `${result.library}, ${backendLabels[result.backend]}`;
+}
+
+/** The backend's colour; solid for lockkit's defaults, dashed with options, dotted for raw. */
+function lineStyle(result: ScaleResult): { color: string; dash: string } {
+  const index = Math.max(0, (backendIds as readonly string[]).indexOf(result.backend));
+  const color = palette[index % palette.length] ?? '#4b5563';
+  if (!result.lockkit) return { color, dash: ' stroke-dasharray="2 3"' };
+  return { color, dash: result.library === 'lockkit' ? '' : ' stroke-dasharray="7 4"' };
+}
+
 function label(decade: number): string {
   if (decade >= 6) return `${10 ** (decade - 6)}M`;
   if (decade >= 3) return `${10 ** (decade - 3)}k`;
@@ -48,17 +60,18 @@ function label(decade: number): string {
 }
 
 /**
- * The held-locks cost curve as standalone SVG: per panel one line per backend (the lockkit
- * rows of `results`), the count held on the x axis; each point labelled with its value.
+ * The held-locks cost curve as standalone SVG: per panel one line per row of `results` with a
+ * curve, the count held on the x axis; each point labelled with its value. A backend has one
+ * colour: lockkit's defaults solid, lockkit with options dashed, the raw client dotted.
  */
 export function scaleChart(
   results: readonly ScaleResult[],
   title: string,
   subtitle: string,
 ): string {
-  const lines = results.filter((result) => result.lockkit && result.held.length > 0);
+  const lines = results.filter((result) => result.held.length > 0);
   const width = size.left + panels.length * (size.panel + size.gap);
-  const height = size.top + size.plot + size.bottom + 22 * Math.ceil(lines.length / 4);
+  const height = size.top + size.plot + size.bottom + 22 * Math.ceil(lines.length / 3);
   const parts: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="system-ui, -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif" font-size="12" fill="#18181b">`,
     `<rect width="${width}" height="${height}" fill="#ffffff"/>`,
@@ -98,31 +111,32 @@ export function scaleChart(
     parts.push(
       `<text x="${left + size.panel / 2}" y="${size.top + size.plot + 32}" text-anchor="middle" fill="#71717a" font-size="11">locks held</text>`,
     );
-    for (const [line, result] of lines.entries()) {
-      const color = palette[line % palette.length];
+    for (const result of lines) {
+      const { color, dash } = lineStyle(result);
       const points = result.held
         .map((point) => [point.held, panel.value(point)] as const)
         .filter((pair): pair is readonly [number, number] => pair[1] !== undefined && pair[1] > 0);
       if (points.length === 0) continue;
       const path = points.map(([count, value]) => `${x(count).toFixed(1)},${y(value).toFixed(1)}`);
       parts.push(
-        `<polyline points="${path.join(' ')}" fill="none" stroke="${color}" stroke-width="2"/>`,
+        `<polyline points="${path.join(' ')}" fill="none" stroke="${color}" stroke-width="2"${dash}/>`,
       );
       for (const [count, value] of points) {
         const shown = value >= 100 ? Math.round(value).toString() : value.toPrecision(2);
         parts.push(
-          `<circle cx="${x(count).toFixed(1)}" cy="${y(value).toFixed(1)}" r="3" fill="${color}"><title>${escapeXml(`${backendLabels[result.backend]}, ${count} held: ${shown}`)}</title></circle>`,
+          `<circle cx="${x(count).toFixed(1)}" cy="${y(value).toFixed(1)}" r="3" fill="${color}"><title>${escapeXml(`${legendLabel(result)}, ${count} held: ${shown}`)}</title></circle>`,
         );
       }
     }
   }
   const legendTop = size.top + size.plot + 56;
   for (const [line, result] of lines.entries()) {
-    const lx = 16 + (line % 4) * 220;
-    const ly = legendTop + Math.floor(line / 4) * 22;
+    const lx = 16 + (line % 3) * 360;
+    const ly = legendTop + Math.floor(line / 3) * 22;
+    const { color, dash } = lineStyle(result);
     parts.push(
-      `<rect x="${lx}" y="${ly - 10}" width="12" height="12" fill="${palette[line % palette.length]}"/>`,
-      `<text x="${lx + 18}" y="${ly}">${escapeXml(`lockkit, ${backendLabels[result.backend]}`)}</text>`,
+      `<line x1="${lx}" y1="${ly - 4}" x2="${lx + 24}" y2="${ly - 4}" stroke="${color}" stroke-width="3"${dash}/>`,
+      `<text x="${lx + 30}" y="${ly}">${escapeXml(legendLabel(result))}</text>`,
     );
   }
   parts.push('</svg>');

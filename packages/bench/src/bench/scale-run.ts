@@ -1,20 +1,24 @@
 /**
  * `pnpm bench --scale [--quick] [--backends a,b] [--no-write]`: the scale rows — many workers
- * in several processes on one lock (every waiting contender), and one lockkit provider
- * holding ever more locks (every backend but files) — on their own throwaway servers.
+ * in several processes on one lock (every waiting contender, lockkit's switches too), and one lockkit provider
+ * holding ever more locks (every backend but files; on the SQL ones also the raw client and
+ * lockkit with more shared sessions) — on their own throwaway servers.
  * A full run (every backend, not --quick) rewrites docs/benchmarks-scale.md and .svg.
  */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type BackendId, backendIds, isTopologyBackend } from '../backends/backend-ids.js';
 import { startLab } from '../backends/lab.js';
+import type { ProviderSpec, ProviderVariant } from '../backends/provider-spec.js';
 import type { CommandLine } from '../support/command-line.js';
 import { contendersFor } from './bench-run.js';
-import { fullScaleSettings, quickScaleSettings } from './bench-settings.js';
+import { fullScaleSettings, quickScaleSettings, type ScaleSettings } from './bench-settings.js';
 import { markdownTable } from './bench-table.js';
+import type { Contender } from './contender.js';
 import { loadAverages, machineAfterRun } from './machine-info.js';
 import { type HeldPoint, measureHeldCurve } from './measure-held-curve.js';
 import { measureProcesses, type ProcessesResult } from './measure-processes.js';
+import { lockkitContender } from './peers/lockkit-contender.js';
 import { scaleChart } from './scale-chart.js';
 import { heldRows, processRows, scaleMarkdown } from './scale-report.js';
 import type { ScaleResult } from './scale-result.js';
@@ -30,8 +34,104 @@ const multiplexing: readonly BackendId[] = [
   'etcd',
 ];
 
+/**
+ * Backends whose server work per statement grows with the locks one session holds: their
+ * held-locks curve also has the raw client (one session, up to `rawHeldLimit`) and lockkit
+ * with more shared sessions, what a user who holds many locks switches to.
+ */
+const sessionBound: Partial<Record<BackendId, readonly ProviderVariant[]>> = {
+  postgres: [{ sharedConnections: 32 }],
+  mysql: [{ sharedConnections: 32 }],
+};
+
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** What the scale run measures of one contender. */
+export interface ScaleTask {
+  readonly contender: Contender;
+  /** Many workers in several processes on one lock. */
+  readonly workers: boolean;
+  /** The counts of its held-locks curve (none: no curve). */
+  readonly heldCounts: readonly number[];
+}
+
+/**
+ * The scale run's tasks on one backend: every waiting contender's many-workers row (lockkit's
+ * switches included); the held-locks curve of lockkit's defaults (multiplexing backends), and
+ * on the session-bound ones also of the raw client (up to `rawHeldLimit`) and of lockkit with
+ * more shared sessions (`sessionVariants`, curve only).
+ */
+export function scaleTasks(
+  contenders: readonly Contender[],
+  sessionVariants: readonly Contender[],
+  settings: ScaleSettings,
+): ScaleTask[] {
+  const curve = (contender: Contender): readonly number[] => {
+    if (!multiplexing.includes(contender.backend)) return [];
+    if (contender.lockkit) return contender.variant === true ? [] : settings.heldCounts;
+    const raw =
+      contender.library.startsWith('raw') &&
+      contender.holdsMany === true &&
+      sessionBound[contender.backend] !== undefined;
+    return raw ? settings.heldCounts.filter((count) => count <= settings.rawHeldLimit) : [];
+  };
+  return [
+    ...contenders
+      .filter((contender) => contender.uncontendedOnly !== true)
+      .map((contender) => ({
+        contender,
+        workers: contender.waits === true,
+        heldCounts: curve(contender),
+      })),
+    ...sessionVariants.map((contender) => ({
+      contender,
+      workers: false,
+      heldCounts: multiplexing.includes(contender.backend) ? settings.heldCounts : [],
+    })),
+  ].filter((task) => task.workers || task.heldCounts.length > 0);
+}
+
+/** The scale rows of one task: many workers and held locks. */
+async function measureTask(
+  { contender, workers, heldCounts: counts }: ScaleTask,
+  spec: ProviderSpec,
+  directory: string,
+  settings: ScaleSettings,
+  progress: (line: string) => void,
+): Promise<ScaleResult> {
+  const { backend, library } = contender;
+  const notes: string[] = [];
+  let processes: ProcessesResult | undefined;
+  let held: HeldPoint[] = [];
+  const { processes: count, workersPerProcess: each } = settings;
+  if (workers) {
+    progress(`${backend}: ${library}: ${count} × ${each} workers`);
+    try {
+      processes = await measureProcesses(
+        contender,
+        spec,
+        directory,
+        count,
+        each,
+        settings.workerMs,
+      );
+    } catch (error) {
+      notes.push(`workers failed: ${message(error)}`);
+    }
+  }
+  if (counts.length > 0) {
+    progress(`${backend}: ${library}: held ${counts.join(' → ')}`);
+    try {
+      held = await measureHeldCurve(contender, counts, settings.probeCycles, (line) =>
+        progress(`${backend}: ${library}: ${line}`),
+      );
+    } catch (error) {
+      notes.push(`held locks failed: ${message(error)}`);
+    }
+  }
+  return { backend, library, lockkit: contender.lockkit, processes, held, notes };
 }
 
 /** Runs the scale rows of `options.backends`; prints them and (full runs) writes the docs. */
@@ -49,50 +149,13 @@ export async function runScale(
   try {
     for (const backend of backends) {
       const spec = lab.specFor(backend, 'default');
-      for (const contender of contendersFor(backend, lab)) {
-        if (contender.uncontendedOnly === true || contender.variant === true) continue;
-        const notes: string[] = [];
-        let processes: ProcessesResult | undefined;
-        let held: HeldPoint[] = [];
-        const { processes: count, workersPerProcess: each } = settings;
-        if (contender.waits === true) {
-          progress(`${backend}: ${contender.library}: ${count} × ${each} workers`);
-          try {
-            processes = await measureProcesses(
-              contender,
-              spec,
-              lab.directory,
-              count,
-              each,
-              settings.workerMs,
-            );
-          } catch (error) {
-            notes.push(`workers failed: ${message(error)}`);
-          }
-        }
-        if (contender.lockkit && multiplexing.includes(backend)) {
-          progress(`${backend}: ${contender.library}: held ${settings.heldCounts.join(' → ')}`);
-          try {
-            held = await measureHeldCurve(
-              contender,
-              settings.heldCounts,
-              settings.probeCycles,
-              (line) => progress(`${backend}: ${line}`),
-            );
-          } catch (error) {
-            notes.push(`held locks failed: ${message(error)}`);
-          }
-        }
-        if (processes || held.length > 0 || notes.length > 0) {
-          results.push({
-            backend,
-            library: contender.library,
-            lockkit: contender.lockkit,
-            processes,
-            held,
-            notes,
-          });
-        }
+      const tasks = scaleTasks(
+        contendersFor(backend, lab),
+        (sessionBound[backend] ?? []).map((variant) => lockkitContender(spec, variant)),
+        settings,
+      );
+      for (const task of tasks) {
+        results.push(await measureTask(task, spec, lab.directory, settings, progress));
       }
     }
   } finally {
