@@ -8,6 +8,12 @@ import {
 import { errnoOf, setupErrnos } from './mysql-errors.js';
 import { Turn } from './turn.js';
 
+/**
+ * Locks one shared session holds before attempts go to another (up to `sharedConnections`):
+ * the server's work per statement grows with the locks a session holds.
+ */
+const spreadAbove = 500;
+
 /** Sizing and session settings of {@link LockConnections}. */
 export interface LockConnectionSettings {
   readonly sharedConnections: number;
@@ -21,8 +27,9 @@ export interface LockConnectionSettings {
 /**
  * The provider's sessions. Attempts and releases are multiplexed over a few shared
  * sessions (never one that holds a key the attempt would take: `GET_LOCK` would stack on
- * it); a blocking wait gets a session that holds nothing and runs nothing else, so it never
- * delays someone's release.
+ * it); another is opened, up to `sharedConnections`, while the open ones are busy or hold
+ * {@link spreadAbove} locks each. A blocking wait gets a session that holds nothing and runs
+ * nothing else, so it never delays someone's release.
  */
 export class LockConnections {
   readonly #source: ConnectionSource;
@@ -60,6 +67,7 @@ export class LockConnections {
     for (const connection of this.#all) {
       if (
         connection.pending === 0 &&
+        connection.held.size < spreadAbove &&
         !connection.waiting &&
         !connection.lost &&
         !holdsAny(connection, conflicts)
@@ -81,11 +89,12 @@ export class LockConnections {
         if (holdsAny(connection, conflicts)) continue;
         const busy = connection.busyBases.get(base);
         if (busy) sameBase.push(busy.ended);
-        else if (!best || connection.pending < best.pending) best = connection;
+        else if (!best || lessBusy(connection, best)) best = connection;
       }
       const roomToGrow = usable + this.#opening.size < this.#settings.sharedConnections;
+      const crowded = best !== undefined && (best.pending > 0 || best.held.size >= spreadAbove);
       let connection: LockConnection;
-      if (best && (best.pending === 0 || !roomToGrow)) connection = best;
+      if (best && (!crowded || !roomToGrow)) connection = best;
       else if (roomToGrow) connection = await this.#open();
       else if (sameBase.length > 0 || this.#opening.size > 0) {
         // Attempts on one lock take turns per session (each must see what the previous one
@@ -196,4 +205,10 @@ export class LockConnections {
 function holdsAny(connection: LockConnection, keys: readonly string[]): boolean {
   for (const key of keys) if (connection.held.has(key)) return true;
   return false;
+}
+
+/** Fewer statements in flight first, then fewer locks held. */
+function lessBusy(connection: LockConnection, than: LockConnection): boolean {
+  if (connection.pending !== than.pending) return connection.pending < than.pending;
+  return connection.held.size < than.held.size;
 }

@@ -45,7 +45,10 @@ export interface MySqlLockProviderOptions extends LockProviderOptions {
   readonly connectTimeoutMs?: number | undefined;
   /**
    * Connections that carry non-blocking attempts and releases for many locks at once
-   * (multiplexing). A blocking wait always runs on a connection of its own.
+   * (multiplexing); opened on demand, while the open ones are busy or hold 500+ locks each.
+   * A blocking wait always runs on a connection of its own. The server's work
+   * per statement grows with the locks one session holds: a process that holds tens of
+   * thousands of locks at once should raise this (see the README's caveats).
    * @defaultValue 4
    */
   readonly sharedConnections?: number | undefined;

@@ -42,6 +42,26 @@ describe('multiplexing and injected pools', () => {
     expect(await holderOf(mutexKey('', `${prefix}:9999`))).toBeNull();
   }, 120_000);
 
+  it('spreads locks taken one at a time: a shared session takes 500 before the next is used', async () => {
+    const locks = provider({ sharedConnections: 3 });
+    const prefix = uniqueName('spread');
+    const handles = [];
+    for (let index = 0; index < 1800; index++) {
+      const handle = await locks.createLock(`${prefix}:${index}`).tryAcquire();
+      if (handle) handles.push(handle);
+    }
+    expect(handles).toHaveLength(1800);
+    const perSession = new Map<number, number>();
+    for (const handle of handles) {
+      const id = locks.connectionIdOf(handle);
+      perSession.set(id, (perSession.get(id) ?? 0) + 1);
+    }
+    // 500 on each of the three, then the rest where fewest are held.
+    expect([...perSession.values()].sort((a, b) => a - b)).toEqual([600, 600, 600]);
+    expect(locks.connectionIds.length).toBe(3);
+    await Promise.all(handles.map((handle) => handle.release()));
+  }, 60_000);
+
   it('borrows from an injected pool, gives the sessions back clean, and never ends it', async () => {
     const pool = mysql.createPool({ uri: mysqlUrl(), connectionLimit: 8 });
     try {

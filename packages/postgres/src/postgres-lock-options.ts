@@ -43,7 +43,9 @@ export interface PostgresLockProviderOptions extends LockProviderOptions {
    * Connections that carry try-locks and unlocks for many held locks at once (multiplexing);
    * opened on demand, when the open ones are busy or hold 500+ locks each. More are opened
    * only when every one already holds the requested key (PostgreSQL would stack the lock on
-   * the same session) or keeps a lock it waited for. Integer in [1, 100].
+   * the same session) or keeps a lock it waited for. The server's work per statement grows
+   * with the locks one session holds: a process that holds tens of thousands of locks at once
+   * should raise this (see the README's caveats). Integer in [1, 100].
    * @defaultValue 4
    */
   readonly sharedConnections?: number | undefined;
