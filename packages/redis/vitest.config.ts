@@ -5,7 +5,7 @@ import { packageTests } from '../../vitest.shared.js';
 const ioredis6 = process.env['LOCKKIT_IOREDIS'] === '6';
 const config: ViteUserConfig = packageTests({
   config: ioredis6 ? { resolve: { alias: [{ find: /^ioredis$/, replacement: 'ioredis6' }] } } : {},
-  test: { maxWorkers: 3 },
+  test: { maxWorkers: 2 },
 });
 
 export default config;

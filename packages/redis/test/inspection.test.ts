@@ -192,8 +192,13 @@ describe('Redlock inspect() and forceRelease()', () => {
   it('an extension sets every record to the agreed fencing token', async () => {
     const name = 'inspect-extend';
     const keys = redisLockKeys('', 'mutex', name);
-    const handle = await provider().createLock(name).acquire({ timeout: 2000 });
+    const handle = await provider({ leaseMs: scaled(3000) })
+      .createLock(name)
+      .acquire({ timeout: 2000 });
     const { token } = grantBehind<RedisGrant>(handle).grant;
+    // Right after an extension, so the next one (a third of the lease away) cannot come
+    // between the records' change and the first inspect().
+    await nextExtension(name);
     // Two of three records disagree with the handle (as if their nodes had drawn elsewhere).
     for (const client of raw.slice(0, 2)) await client.hset(keys.holds, token, `999:1:x`);
     const lock = provider().createLock(name);

@@ -25,7 +25,14 @@ export async function topologyConformance(
   url: string,
   admin: () => Redis | Cluster,
 ): Promise<ConformanceOptions> {
-  const options = { leaseMs: testLeaseMs, commandTimeoutMs: 250, minReplicas: topologyMinReplicas };
+  // The longest replica wait a 1 s lease allows (a third of it): on a loaded machine a
+  // replica's acknowledgement has taken longer than the 250 ms it would default to.
+  const options = {
+    leaseMs: testLeaseMs,
+    commandTimeoutMs: 250,
+    minReplicas: topologyMinReplicas,
+    replicaTimeoutMs: Math.floor(testLeaseMs / 3),
+  };
   const deadPort = await findFreePort();
   const deadUrl = url.startsWith('redis+cluster:')
     ? `redis+cluster://127.0.0.1:${deadPort}`
