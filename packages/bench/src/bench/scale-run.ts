@@ -1,8 +1,8 @@
 /**
  * `pnpm bench --scale [--quick] [--backends a,b] [--no-write]`: the scale rows — many workers
- * in several processes on one lock (every waiting contender, lockkit's switches too), and one lockkit provider
- * holding ever more locks (every backend but files; on the SQL ones also the raw client and
- * lockkit with more shared sessions) — on their own throwaway servers.
+ * in several processes on one lock (every waiting contender, lockkit's switches too), and one
+ * lockkit provider holding ever more locks (every backend but files; on the SQL ones also the
+ * raw client and lockkit with more shared sessions) — on their own throwaway servers.
  * A full run (every backend, not --quick) rewrites docs/benchmarks-scale.md and .svg.
  */
 import { writeFileSync } from 'node:fs';
@@ -60,8 +60,8 @@ export interface ScaleTask {
 /**
  * The scale run's tasks on one backend: every waiting contender's many-workers row (lockkit's
  * switches included); the held-locks curve of lockkit's defaults (multiplexing backends), and
- * on the session-bound ones also of the raw client (up to `rawHeldLimit`) and of lockkit with
- * more shared sessions (`sessionVariants`, curve only).
+ * on a session-bound one (given `sessionVariants`, lockkit with more shared sessions: curve
+ * only) also of the raw client, up to `rawHeldLimit`.
  */
 export function scaleTasks(
   contenders: readonly Contender[],
@@ -74,7 +74,7 @@ export function scaleTasks(
     const raw =
       contender.library.startsWith('raw') &&
       contender.holdsMany === true &&
-      sessionBound[contender.backend] !== undefined;
+      sessionVariants.length > 0;
     return raw ? settings.heldCounts.filter((count) => count <= settings.rawHeldLimit) : [];
   };
   return [
@@ -88,7 +88,7 @@ export function scaleTasks(
     ...sessionVariants.map((contender) => ({
       contender,
       workers: false,
-      heldCounts: multiplexing.includes(contender.backend) ? settings.heldCounts : [],
+      heldCounts: settings.heldCounts,
     })),
   ].filter((task) => task.workers || task.heldCounts.length > 0);
 }
