@@ -17,7 +17,7 @@ import { exportEtcdGrant, moveOntoOurLease } from './etcd-hand-over.js';
 import { etcdCapabilities, type ResolvedEtcdOptions } from './etcd-options.js';
 import type { LeaseSession } from './lease-session.js';
 import { breakQueue, holdRecord, inspectQueue } from './lock-admin.js';
-import { contenderKey, lockPrefix } from './lock-keys.js';
+import { ContenderNames, lockPrefix } from './lock-keys.js';
 import { decide } from './lock-queue.js';
 import { OwnKeyWatch } from './own-key-watch.js';
 import {
@@ -59,10 +59,10 @@ export class EtcdLockBackend implements LockBackend<EtcdGrant> {
   readonly sessions: SessionSupervisor;
   readonly #options: ResolvedEtcdOptions;
   readonly #background = new BackgroundWork();
-  readonly #inflight = new Set<Promise<unknown>>();
   /** Ends the "in use" mark of each grant (see SessionSupervisor.use). */
   readonly #holds = new WeakMap<EtcdGrant, () => void>();
   readonly #prefixOf: (request: LockRequest) => string;
+  readonly #names = new ContenderNames();
 
   constructor(options: ResolvedEtcdOptions) {
     this.#options = options;
@@ -83,12 +83,7 @@ export class EtcdLockBackend implements LockBackend<EtcdGrant> {
   tryAcquire(request: LockRequest, wait: WaitContext): Promise<EtcdGrant | null> {
     const done = this.sessions.use();
     const attempt = this.#acquire(request, wait);
-    this.#inflight.add(attempt);
-    const settled = (): void => {
-      done();
-      this.#inflight.delete(attempt);
-    };
-    attempt.then(settled, settled);
+    attempt.then(done, done);
     return attempt;
   }
 
@@ -105,6 +100,7 @@ export class EtcdLockBackend implements LockBackend<EtcdGrant> {
         now() + this.#options.commandTimeoutMs,
       );
       session.answered(true);
+      if (removed) this.#names.giveBack(grant.key);
       return removed;
     } catch (error) {
       session.answered(false);
@@ -189,7 +185,7 @@ export class EtcdLockBackend implements LockBackend<EtcdGrant> {
   ): Promise<EtcdGrant | null> {
     const { client } = this.connection;
     const prefix = this.#prefixOf(request);
-    const key = contenderKey(prefix, request.kind, request.permits);
+    const key = this.#names.take(prefix, request.kind, request.permits);
     const record = holdRecord(request.owner, Date.now()); // also the grant mark's value
     let entered: Awaited<ReturnType<typeof enterQueue>>;
     try {
@@ -268,7 +264,8 @@ export class EtcdLockBackend implements LockBackend<EtcdGrant> {
     }
     try {
       const deadline = now() + this.#options.commandTimeoutMs;
-      await leaveQueue(this.connection.client, key, createRevision, deadline);
+      const removed = await leaveQueue(this.connection.client, key, createRevision, deadline);
+      if (removed) this.#names.giveBack(key);
     } catch {
       session.answered(false);
       this.#removeLater(session, key, createRevision);

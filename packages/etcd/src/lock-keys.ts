@@ -42,12 +42,55 @@ const kindOfTag: Readonly<Record<string, LockKind>> = {
 const weightedTag = /^permits-([1-9][0-9]{0,9})$/;
 
 /**
- * A fresh contender key for `kind` in the queue at `prefix`; a semaphore request for
- * `permits` > 1 is tagged `permits-<n>` (its weight in the queue).
+ * A contender key for `kind` in the queue at `prefix` (a fresh one unless `id`, a UUID, is
+ * given); a semaphore request for `permits` > 1 is tagged `permits-<n>` (its weight in the
+ * queue).
  */
-export function contenderKey(prefix: string, kind: LockKind, permits = 1): string {
+export function contenderKey(
+  prefix: string,
+  kind: LockKind,
+  permits = 1,
+  id: string = randomUUID(),
+): string {
   const tag = kind === 'semaphore' && permits > 1 ? `permits-${permits}` : keyTags[kind];
-  return `${prefix}${tag}.${randomUUID()}`;
+  return `${prefix}${tag}.${id}`;
+}
+
+/** Names kept per queue and tag, and queues remembered (the least recently used go first). */
+const namesPerQueue = 4;
+const queuesRemembered = 1000;
+
+/**
+ * A provider's contender keys to use again. etcd keeps every key a queue ever had in its
+ * in-memory index until the next compaction, and listing a queue walks all of them: with a
+ * fresh key per acquire, an uncontended lock got slower with every acquire since the last
+ * compaction. A key whose deletion etcd confirmed (our release or withdrawal, conditional on
+ * its create revision) is free, and the next contender of this provider for that queue takes
+ * it again: it gets a new create revision (its place in the queue and its fencing token), and
+ * the index keeps a few keys per queue. A key is never taken twice at once, and one whose end
+ * is uncertain (a failed request, a lost lease, a hand-over) is never given back.
+ */
+export class ContenderNames {
+  /** Key without its id (`<prefix><tag>.`) → ids of keys confirmed deleted. */
+  readonly #free = new Map<string, string[]>();
+
+  /** A key for a contender: a free one of its queue and tag, or a fresh one. */
+  take(prefix: string, kind: LockKind, permits = 1): string {
+    const stem = contenderKey(prefix, kind, permits, '');
+    return `${stem}${this.#free.get(stem)?.pop() ?? randomUUID()}`;
+  }
+
+  /** `key` was deleted, as etcd confirmed: it may be taken again. */
+  giveBack(key: string): void {
+    const stem = key.slice(0, key.length - 36);
+    const ids = this.#free.get(stem) ?? [];
+    this.#free.delete(stem); // re-inserted last: the most recently used
+    if (ids.length < namesPerQueue) ids.push(key.slice(stem.length));
+    this.#free.set(stem, ids);
+    if (this.#free.size > queuesRemembered) {
+      this.#free.delete(this.#free.keys().next().value as string);
+    }
+  }
 }
 
 /** The tag of a contender key, or undefined for a key lockkit did not write. */

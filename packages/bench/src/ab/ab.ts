@@ -10,7 +10,8 @@
  * A again (A′, the noise control: the same code as A, its own providers). Per-round ratios
  * to A are reported as median (IQR): B/A is the change, A′/A is what identical code scatters.
  * The servers run with their durable defaults, as in `pnpm bench`.
- * Knobs: AB_ROUNDS (40), AB_SLICE_MS (30), AB_BACKENDS (redis,redlock,postgres,mysql,zookeeper),
+ * Knobs: AB_ROUNDS (40), AB_SLICE_MS (30), AB_BACKENDS (redis,redlock,postgres,mysql,zookeeper;
+ * etcd too, on request),
  * AB_B_OPTIONS (JSON provider options for B only, e.g. `{"recordHolds":false}` to leave out a
  * feature the baseline did not have).
  */
@@ -19,6 +20,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ILockProvider } from '@lockkit/core';
+import { createEtcdLockProvider } from '@lockkit/etcd';
 import { createMySqlLockProvider } from '@lockkit/mysql';
 import { createPostgresLockProvider } from '@lockkit/postgres';
 import { createRedisLockProvider } from '@lockkit/redis';
@@ -33,6 +35,7 @@ type Factories = {
   readonly createPostgresLockProvider: (options: { connection: string }) => ILockProvider;
   readonly createMySqlLockProvider: (options: { connection: string }) => ILockProvider;
   readonly createZooKeeperLockProvider: (options: { connectionString: string }) => ILockProvider;
+  readonly createEtcdLockProvider: (options: { hosts: string }) => ILockProvider;
 };
 type Options = Record<string, unknown>;
 
@@ -48,6 +51,7 @@ const baseline = {
   ...(await fromBaseline('postgres')),
   ...(await fromBaseline('mysql')),
   ...(await fromBaseline('zookeeper')),
+  ...(await fromBaseline('etcd')),
 } as unknown as Factories;
 const current: Factories = {
   createRedisLockProvider: createRedisLockProvider as Factories['createRedisLockProvider'],
@@ -55,6 +59,7 @@ const current: Factories = {
   createMySqlLockProvider: createMySqlLockProvider as Factories['createMySqlLockProvider'],
   createZooKeeperLockProvider:
     createZooKeeperLockProvider as Factories['createZooKeeperLockProvider'],
+  createEtcdLockProvider: createEtcdLockProvider as Factories['createEtcdLockProvider'],
 };
 const rounds = Number(process.env['AB_ROUNDS'] ?? 40);
 const sliceMs = Number(process.env['AB_SLICE_MS'] ?? 30);
@@ -75,6 +80,8 @@ function open(build: Factories, backend: string, lab: Lab, extra: Options): ILoc
       ...extra,
       connectionString: `zookeeper://${urls[0]!.replace(/^zookeeper:\/\//, '')}`,
     });
+  if (backend === 'etcd')
+    return build.createEtcdLockProvider({ ...extra, hosts: urls[0]!.replace(/^etcd:\/\//, '') });
   // A database per build: the builds' tables (hold rows, fencing counters) may differ in shape
   // or engine, and a table is created by whichever build comes first.
   const url = new URL(urls[0]!);
@@ -151,7 +158,7 @@ async function compare(backend: string, lab: Lab): Promise<string> {
 
 const lab = await startLab(
   backends.filter((id): id is BackendId =>
-    ['redis', 'redlock', 'postgres', 'mysql', 'zookeeper'].includes(id),
+    ['redis', 'redlock', 'postgres', 'mysql', 'zookeeper', 'etcd'].includes(id),
   ),
   'bench',
 );
