@@ -1,8 +1,25 @@
 import { LockLostError } from '@lockkit/core';
 import { describe, expect, it } from 'vitest';
-import { abortedWithin, eventually, ms, provider, uniqueName } from './support.js';
+import { mutexKey } from '../src/index.js';
+import { abortedWithin, adminQuery, eventually, ms, provider, uniqueName } from './support.js';
 
 describe('inspect() and forceRelease() on MySQL', () => {
+  it("the README's prune deletes the rows of names nobody holds and keeps those of live holds", async () => {
+    const locks = provider({ owner: 'pruned' });
+    const [held, done] = [uniqueName('prune-held'), uniqueName('prune-done')];
+    const handle = await locks.createLock(held).acquire();
+    await (await locks.createLock(done).acquire()).release();
+    const rowsOf = (name: string) =>
+      adminQuery<unknown[]>('SELECT k FROM lockkit_holds WHERE k = ?', [mutexKey('', name)]);
+    expect(await rowsOf(done)).toHaveLength(1); // a release leaves its row
+    await adminQuery('DELETE FROM lockkit_holds WHERE IS_USED_LOCK(k) IS NULL');
+    expect(await rowsOf(done)).toHaveLength(0);
+    expect((await locks.createLock(held).inspect()).holders).toEqual([
+      expect.objectContaining({ owner: 'pruned', fencingToken: handle.fencingToken }),
+    ]);
+    expect(await handle.release()).toBe(true);
+  });
+
   it('forceRelease breaks one lock of a shared session and leaves its other locks held', async () => {
     const holder = provider({ sharedConnections: 1, owner: 'holder' });
     const operator = provider();
