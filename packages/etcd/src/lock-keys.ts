@@ -38,6 +38,9 @@ const kindOfTag: Readonly<Record<string, LockKind>> = {
   permit: 'semaphore',
 };
 
+/** Length of a contender key's id (a UUID), after `<tag>.`. */
+const ID_LENGTH = 36;
+
 /** Tag of a semaphore contender taking more than one permit: `permits-<n>`. */
 const weightedTag = /^permits-([1-9][0-9]{0,9})$/;
 
@@ -82,7 +85,7 @@ export class ContenderNames {
 
   /** `key` was deleted, as etcd confirmed: it may be taken again. */
   giveBack(key: string): void {
-    const stem = key.slice(0, key.length - 36);
+    const stem = key.slice(0, key.length - ID_LENGTH);
     const ids = this.#free.get(stem) ?? [];
     this.#free.delete(stem); // re-inserted last: the most recently used
     if (ids.length < namesPerQueue) ids.push(key.slice(stem.length));
@@ -98,7 +101,7 @@ function tagOfKey(prefix: string, key: string): string | undefined {
   if (!key.startsWith(prefix)) return undefined;
   const rest = key.slice(prefix.length);
   const dot = rest.indexOf('.');
-  if (dot < 0 || rest.length - dot - 1 !== 36) return undefined;
+  if (dot < 0 || rest.length - dot - 1 !== ID_LENGTH) return undefined;
   return rest.slice(0, dot);
 }
 

@@ -44,6 +44,9 @@ if (!baselineDir) {
   console.error('usage: ab <baseline workspace directory (built)>');
   process.exit(64);
 }
+const backends = (process.env['AB_BACKENDS'] ?? 'redis,redlock,postgres,mysql,zookeeper').split(
+  ',',
+);
 const fromBaseline = async (name: string): Promise<Record<string, unknown>> =>
   import(pathToFileURL(join(baselineDir, 'packages', name, 'dist', 'index.js')).href);
 const baseline = {
@@ -52,9 +55,7 @@ const baseline = {
   ...(await fromBaseline('mysql')),
   ...(await fromBaseline('zookeeper')),
   // Only when asked for: refs from before the etcd package have none.
-  ...((process.env['AB_BACKENDS'] ?? '').split(',').includes('etcd')
-    ? await fromBaseline('etcd')
-    : {}),
+  ...(backends.includes('etcd') ? await fromBaseline('etcd') : {}),
 } as unknown as Factories;
 const current: Factories = {
   createRedisLockProvider: createRedisLockProvider as Factories['createRedisLockProvider'],
@@ -66,9 +67,6 @@ const current: Factories = {
 };
 const rounds = Number(process.env['AB_ROUNDS'] ?? 40);
 const sliceMs = Number(process.env['AB_SLICE_MS'] ?? 30);
-const backends = (process.env['AB_BACKENDS'] ?? 'redis,redlock,postgres,mysql,zookeeper').split(
-  ',',
-);
 const bOptions = JSON.parse(process.env['AB_B_OPTIONS'] ?? '{}') as Options;
 
 /** A provider of one build on one backend of the lab. */
