@@ -33,6 +33,7 @@ export class ConnectionGate {
   readonly #options: GateOptions;
   readonly #waiting = new Set<Waiter>();
   #connected = false;
+  #connections = 0;
   #everConnected = false;
   #failures = 0;
   #lastError: Error | undefined;
@@ -45,6 +46,15 @@ export class ConnectionGate {
 
   get connected(): boolean {
     return this.#connected;
+  }
+
+  /**
+   * How many times the client (re)connected. One connection delivers watch events in the
+   * server's order; after a reconnect the server replays missed ones grouped by kind of
+   * watch, not in the order things happened.
+   */
+  get connections(): number {
+    return this.#connections;
   }
 
   /** Runs `send` once connected (now, if it is); `fail` gets the error if that never happens. */
@@ -69,6 +79,7 @@ export class ConnectionGate {
 
   /** The client connected: send what waits, in order. */
   opened(): void {
+    this.#connections++;
     this.#connected = true;
     this.#everConnected = true;
     this.#lastError = undefined;

@@ -94,3 +94,20 @@ export function decide(
   if (next.action === 'watch-all') return { action: 'watch-children' };
   return next;
 }
+
+/**
+ * Whether `own` would be granted once `blocker` (the node it watches) is gone, whatever else
+ * happens meanwhile: only for the kinds whose grant cannot be taken back by nodes that join
+ * later (they join behind us) or by other nodes ahead leaving. Not for semaphores, whose
+ * grant also says how many waiters to tell (`successors`).
+ */
+export function grantedWithout(
+  request: { readonly kind: LockKind; readonly maxCount: number },
+  queue: readonly QueueNode[],
+  own: string,
+  blocker: string,
+): boolean {
+  if (request.kind === 'semaphore') return false;
+  const rest = queue.filter((node) => node.name !== blocker);
+  return decide(request.kind, request.maxCount, rest, own).action === 'granted';
+}

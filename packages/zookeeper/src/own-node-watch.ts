@@ -25,7 +25,13 @@ export class OwnNodeWatch {
   #armed = false;
   /** The parent's child watch fired before our node's path was known. */
   #parentFired = false;
+  /** The session's connection count when the watch last confirmed our node (see isKnownAlive). */
+  #aliveOn: number | undefined;
+  /** Events seen so far: a reply to an `exists` sent before the last one confirms nothing. */
+  #events = 0;
   readonly #watcher = observedWatcher('own-node', (event) => {
+    this.#aliveOn = undefined;
+    this.#events++;
     if (this.#done) return;
     if (event.type === ZkEvent.DELETED) {
       this.#vanished();
@@ -62,10 +68,23 @@ export class OwnNodeWatch {
     this.#arm();
   }
 
+  /**
+   * True when the `exists` watch is set on our node and has reported nothing since, on the
+   * same connection. Then a deletion of our node, had it happened before some later watch
+   * event of this session, would have been reported first (one connection delivers events
+   * in the server's order), so on that later event our node is known to be there.
+   */
+  isKnownAlive(): boolean {
+    return !this.#deleted && this.#aliveOn === this.#session.connections;
+  }
+
   #arm(): void {
     const path = this.#path as string;
+    const [connections, events] = [this.#session.connections, this.#events];
     this.#session.exists(path, this.#watcher).then(
       (stat: ZooKeeperStat | null) => {
+        const current = connections === this.#session.connections && events === this.#events;
+        if (stat && current) this.#aliveOn = connections;
         if (!stat && !this.#done) this.#vanished();
       },
       () => {

@@ -13,7 +13,7 @@ export const zookeeperChannelNames = {
 } as const;
 
 /** What a watch was for. */
-export type WatchPurpose = 'predecessor' | 'children' | 'own-node';
+export type WatchPurpose = 'predecessor' | 'ahead' | 'children' | 'own-node';
 
 /** The message published on {@link zookeeperChannelNames}.watch. */
 export interface WatchNotification {

@@ -112,6 +112,11 @@ export class ZkSession extends ZkOperations {
     this.#watchHandshake();
   }
 
+  /** How many times the client (re)connected (see {@link ConnectionGate.connections}). */
+  get connections(): number {
+    return this.#gate.connections;
+  }
+
   /** Why the session was lost, or undefined while it is alive. */
   get lost(): { readonly reason: string; readonly cause: unknown } | undefined {
     return this.#lost;
@@ -124,8 +129,7 @@ export class ZkSession extends ZkOperations {
 
   /**
    * Whether the session keeps the process alive (an owned client's socket is referenced).
-   * While it does not, a dropped connection calls `onOffline` instead of reconnecting
-   * for nobody: the caller ends the session.
+   * While not, a dropped connection calls `onOffline` (the caller ends the session).
    */
   keepAlive(keep: boolean, onOffline: () => void): void {
     this.#keepAlive = keep;
@@ -287,12 +291,10 @@ export class ZkSession extends ZkOperations {
       return;
     }
     if (silentFor >= interval) {
-      this.request('heartbeat', (done) => this.client.exists('/', undefined, done)).catch(noop);
+      this.request('heartbeat', (done) => this.client.exists('/', undefined, done)).catch(() => {});
     }
     const next = Math.min(interval, this.#lastHeardAt + timeout - now());
     this.#timer = setTimeout(() => this.#schedule(), Math.max(1, next));
     this.#timer.unref();
   }
 }
-
-function noop(): void {}

@@ -8,15 +8,16 @@ import {
   type WaitContext,
   Wakeup,
 } from '@lockkit/core/backend';
+import { AheadWatches } from './ahead-watches.js';
 import { BackgroundWork, within } from './background-work.js';
-import { breakQueue, holdRecord, inspectQueue, markedGranted } from './lock-admin.js';
+import { breakQueue, holdRecord, inspectQueue } from './lock-admin.js';
 import { ensureParent, lockParentPath, unavailable } from './lock-nodes.js';
-import { decide, nodePrefixOf, queueOf } from './lock-recipes.js';
+import { type Decision, decide, nodePrefixOf, queueOf } from './lock-recipes.js';
 import { OwnNodeWatch } from './own-node-watch.js';
 import { ParentReaper } from './parent-reaper.js';
 import { createProtected, removeNode } from './protected-create.js';
 import { SessionSupervisor } from './session-supervisor.js';
-import { observedWatcher, waitForWake } from './watch-events.js';
+import { waitForWake } from './watch-events.js';
 import type { ZkSession } from './zk-session.js';
 import { type ZooKeeperAcl, zookeeperModule } from './zookeeper-client.js';
 import { type ResolvedZooKeeperOptions, zookeeperCapabilities } from './zookeeper-options.js';
@@ -223,25 +224,26 @@ export class ZooKeeperLockBackend implements LockBackend<ZooKeeperGrant> {
     const own = path.slice(parent.length + 1);
     const once = wait.deadline === Number.NEGATIVE_INFINITY;
     let granted = false;
+    const wake = new Wakeup();
+    watch.attach(() => wake.notify()); // our node deleted while waiting: look again
+    const ahead = new AheadWatches(session, parent, wake);
+    let known = false; // granted without a listing (see AheadWatches)
     try {
       for (;;) {
         if (session.lost) throw gone(session.lost.reason, session.lost.cause);
-        const wake = new Wakeup();
-        watch.attach(() => wake.notify()); // our node deleted while waiting: look again
         const first = early && (await early);
-        const listed = first ?? (await session.getChildren(parent));
+        const listed = known ? [] : (first ?? (await session.getChildren(parent)));
         const fromEarly = early !== undefined;
         early = undefined;
-        let decision = decide(request.kind, request.maxCount, queueOf(listed), own);
+        const queue = queueOf(listed);
+        let decision: Decision = known
+          ? { action: 'granted', successors: 0 }
+          : decide(request.kind, request.maxCount, queue, own);
         const waits = decision.action !== 'granted' && !once; // else covered or given up
         if (fromEarly && (!first || decision.action === 'missing' || waits)) watch.start();
         if (decision.action === 'missing' && fromEarly) continue; // the create was retried
         if (decision.action === 'watch-children' && !once && !wait.signal.aborted) {
-          // The first semaphore waiter: list again WITH a watch, so no release between the
-          // listing and the watch is missed (the plain listing above leaves no stale watch
-          // behind in the common case, where the release already happened).
-          const watcher = observedWatcher('children', () => wake.notify());
-          const children = await session.getChildren(parent, watcher);
+          const children = await ahead.listWatchingChildren();
           decision = decide(request.kind, request.maxCount, queueOf(children), own);
         }
         if (decision.action === 'missing') throw gone('our lock node disappeared while waiting');
@@ -258,11 +260,10 @@ export class ZooKeeperLockBackend implements LockBackend<ZooKeeperGrant> {
         }
         if (once || wait.signal.aborted) return null;
         if (decision.action === 'watch-node') {
-          const watched = `${parent}/${decision.node}`;
-          const watcher = observedWatcher('predecessor', () => wake.notify());
-          const data = await session.getData(watched, watcher);
-          if (data === null) continue; // gone already: look again
-          if (request.kind === 'semaphore' && markedGranted(data)) continue;
+          const next = await ahead.waitBehind(decision.node, { request, queue, own, wait, watch });
+          if (next === 'aborted') return null;
+          known = next === 'granted';
+          continue;
         }
         wait.waiting();
         await waitForWake(wake, wait.signal, session);

@@ -88,6 +88,19 @@ export class RawZooKeeper {
     );
   }
 
+  /** Deletes all of `paths` in one transaction (one zxid): their watch events come together. */
+  removeTogether(paths: readonly string[]): Promise<void> {
+    type Transaction = {
+      remove(path: string, version: number): Transaction;
+      commit(callback: (error: unknown) => void): void;
+    };
+    let transaction = (this.client as unknown as { transaction(): Transaction }).transaction();
+    for (const path of paths) transaction = transaction.remove(path, -1);
+    return new Promise((resolve, reject) =>
+      transaction.commit((error) => (error ? reject(error) : resolve())),
+    );
+  }
+
   create(path: string): Promise<number> {
     return new Promise((resolve) =>
       this.client.create(path, undefined, zookeeperModule().ACL.OPEN_ACL_UNSAFE, 0, (error) =>
