@@ -19,10 +19,19 @@ export type Outcome<T> =
   | { readonly ok: true; readonly value: T }
   | { readonly ok: false; readonly error: unknown };
 
+/** The first pause before a `KILL QUERY` is sent again (doubling up to {@link killRetryMaxMs}). */
+const killRetryMs = 5;
+const killRetryMaxMs = 200;
+
 /**
  * Runs one blocking statement on a waiting session; when `wait.signal` aborts while it runs,
  * ends it with `KILL QUERY` from a shared session (mysql2 has no query cancel). Resolves only
  * once any `KILL` has landed, so it can never hit the session's next statement.
+ *
+ * A `KILL QUERY` can miss: it ends whatever the session runs when it arrives, so one that
+ * reaches the server before the statement started (or while a statement queued ahead of it
+ * runs, such as a keepalive) leaves the statement to block on. So while the statement has
+ * not ended, the `KILL` is sent again, after 5 ms, then 10, 20, … up to 200 ms apart.
  */
 export async function blockingStatement<T>(
   connections: LockConnections,
@@ -31,10 +40,26 @@ export async function blockingStatement<T>(
   statement: () => Promise<T>,
 ): Promise<Outcome<T>> {
   let settled = false;
+  let ended!: () => void;
+  const ending = new Promise<void>((resolve) => {
+    ended = resolve;
+  });
   let kill: Promise<void> | undefined;
   let grace: NodeJS.Timeout | undefined;
+  const killUntilEnded = async (): Promise<void> => {
+    for (let pauseMs = killRetryMs; ; pauseMs = Math.min(2 * pauseMs, killRetryMaxMs)) {
+      await connections.killQuery(connection.id).catch(() => undefined);
+      let pause: NodeJS.Timeout | undefined;
+      await Promise.race([
+        ending,
+        new Promise((resolve) => (pause = setTimeout(resolve, pauseMs))),
+      ]);
+      clearTimeout(pause);
+      if (settled || connection.lost) return;
+    }
+  };
   const send = (): void => {
-    if (!settled) kill ??= connections.killQuery(connection.id).catch(() => undefined);
+    if (!settled) kill ??= killUntilEnded();
   };
   const onAbort = (): void => {
     const graceMs = deadlineGraceMs(wait.deadline); // the server's own timeout may end it
@@ -51,6 +76,7 @@ export async function blockingStatement<T>(
     outcome = { ok: false, error };
   } finally {
     settled = true;
+    ended();
     clearTimeout(grace);
     wait.signal.removeEventListener('abort', onAbort);
   }
