@@ -3,7 +3,8 @@
 # throwaway servers with durable settings (Redis, Redlock, PostgreSQL, MariaDB, ZooKeeper, etcd):
 # `bash scripts/ab.sh <git-ref>`. Builds the ref's
 # workspace in a scratch worktree (its own pnpm install, offline from the store when it can),
-# then runs packages/bench/src/ab/ab.ts. Knobs: AB_ROUNDS, AB_SLICE_MS, AB_BACKENDS, AB_B_OPTIONS.
+# then runs packages/bench/src/ab/ab.ts. Knobs: AB_ROUNDS, AB_SLICE_MS, AB_WORKERS_MS, AB_BACKENDS,
+# AB_B_OPTIONS.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
 ref=${1:?usage: scripts/ab.sh <git-ref>}

@@ -5,12 +5,14 @@
  * servers, in one process, through each package's public factory — so it compares whole
  * changes (core policy and backend I/O together), the way a user upgrading would see them.
  *
- * Each round runs, in rotated order, a slice of uncontended acquire+release and one handoff
- * (a waiter on a second provider, timed from the holder's release to the grant) for A, B and
- * A again (A′, the noise control: the same code as A, its own providers). Per-round ratios
+ * Each round runs, in rotated order, a slice of uncontended acquire+release, one handoff
+ * (a waiter on a second provider, timed from the holder's release to the grant) and a slice
+ * of 8 workers on one lock (each on its own provider: acquire, hold 1 ms, release, think 1 ms)
+ * for A, B and A again (A′, the noise control: the same code as A, its own providers). Per-round ratios
  * to A are reported as median (IQR): B/A is the change, A′/A is what identical code scatters.
  * The servers run with their durable defaults, as in `pnpm bench`.
- * Knobs: AB_ROUNDS (40), AB_SLICE_MS (30), AB_BACKENDS (redis,redlock,postgres,mysql,zookeeper;
+ * Knobs: AB_ROUNDS (40), AB_SLICE_MS (30), AB_WORKERS_MS (300 per 8-worker slice; 0: none),
+ * AB_BACKENDS (redis,redlock,postgres,mysql,zookeeper;
  * etcd too, on request),
  * AB_B_OPTIONS (JSON provider options for B only, e.g. `{"recordHolds":false}` to leave out a
  * feature the baseline did not have).
@@ -18,6 +20,7 @@
 
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import type { ILockProvider } from '@lockkit/core';
 import { createEtcdLockProvider } from '@lockkit/etcd';
@@ -67,6 +70,8 @@ const current: Factories = {
 };
 const rounds = Number(process.env['AB_ROUNDS'] ?? 40);
 const sliceMs = Number(process.env['AB_SLICE_MS'] ?? 30);
+const workersMs = Number(process.env['AB_WORKERS_MS'] ?? 300);
+const workerCount = 8;
 const bOptions = JSON.parse(process.env['AB_B_OPTIONS'] ?? '{}') as Options;
 
 /** A provider of one build on one backend of the lab. */
@@ -127,6 +132,25 @@ async function handoff(a: ILockProvider, b: ILockProvider, name: string): Promis
   return waiter;
 }
 
+/** Critical sections per second of workers (one provider each) on one lock, over one slice. */
+async function contended(providers: readonly ILockProvider[], name: string): Promise<number> {
+  const started = performance.now();
+  let count = 0;
+  await Promise.all(
+    providers.map(async (provider) => {
+      const lock = provider.createLock(name);
+      while (performance.now() - started < workersMs) {
+        const handle = await lock.acquire({ timeout: 10_000 });
+        await sleep(1);
+        await handle.release();
+        count += 1;
+        await sleep(1);
+      }
+    }),
+  );
+  return (count * 1000) / (performance.now() - started);
+}
+
 function summary(values: number[], scale = 1, digits = 0): string {
   const sorted = [...values].sort((x, y) => x - y);
   const at = (q: number) => (quantile(sorted, q) * scale).toFixed(digits);
@@ -139,8 +163,14 @@ async function compare(backend: string, lab: Lab): Promise<string> {
     const extra = build === current ? bOptions : {};
     return [open(build, backend, lab, extra), open(build, backend, lab, extra)];
   });
+  const crowds = builds.map((build) => {
+    const extra = build === current ? bOptions : {};
+    const size = workersMs > 0 ? workerCount : 0;
+    return Array.from({ length: size }, () => open(build, backend, lab, extra));
+  });
   const rates: number[][] = [[], [], []];
   const handoffs: number[][] = [[], [], []];
+  const crowdRates: number[][] = [[], [], []];
   for (let round = -3; round < rounds; round++) {
     const order = [0, 1, 2].map((_, i) => (i + round + 3) % 3); // rotated each round
     const rate = [0, 0, 0];
@@ -149,12 +179,20 @@ async function compare(backend: string, lab: Lab): Promise<string> {
       rate[index] = await uncontended(a!, `ab:${backend}:u${index}`);
       const ms = await handoff(a!, b!, `ab:${backend}:h${index}`);
       if (round >= 0) handoffs[index]!.push(ms);
+      if (workersMs <= 0) continue;
+      const crowd = await contended(crowds[index]!, `ab:${backend}:w${index}`);
+      if (round >= 0) crowdRates[index]!.push(crowd);
     }
     if (round >= 0) for (const index of [0, 1, 2]) rates[index]!.push(rate[index]!); // warm-up
   }
-  for (const pair of pairs) for (const provider of pair) await provider.close();
-  const ratio = (index: number) => rates[index]!.map((rate, round) => rate / rates[0]![round]!);
-  return `| ${backend} | ${summary(rates[0]!)} | ${summary(ratio(1), 100)} % | ${summary(ratio(2), 100)} % | ${summary(handoffs[0]!, 1, 2)} | ${summary(handoffs[1]!, 1, 2)} | ${summary(handoffs[2]!, 1, 2)} |`;
+  for (const provider of [...pairs, ...crowds].flat()) await provider.close();
+  const ratio = (of: number[][], index: number) =>
+    of[index]!.map((value, round) => value / of[0]![round]!);
+  const workers =
+    workersMs > 0
+      ? ` ${summary(crowdRates[0]!)} | ${summary(ratio(crowdRates, 1), 100)} % | ${summary(ratio(crowdRates, 2), 100)} % |`
+      : ' — | — | — |';
+  return `| ${backend} | ${summary(rates[0]!)} | ${summary(ratio(rates, 1), 100)} % | ${summary(ratio(rates, 2), 100)} % | ${summary(handoffs[0]!, 1, 2)} | ${summary(handoffs[1]!, 1, 2)} | ${summary(handoffs[2]!, 1, 2)} |${workers}`;
 }
 
 const lab = await startLab(
@@ -168,12 +206,12 @@ try {
   const rows: string[] = [];
   for (const backend of lab.backends) rows.push(await compare(backend, lab));
   console.log(
-    `\n${rounds} interleaved rounds of ${sliceMs} ms (A, B${Object.keys(bOptions).length ? ` with ${JSON.stringify(bOptions)}` : ''}, A′ rotated); load average ${loadavg()
+    `\n${rounds} interleaved rounds of ${sliceMs} ms uncontended and ${workersMs} ms of ${workerCount} workers (A, B${Object.keys(bOptions).length ? ` with ${JSON.stringify(bOptions)}` : ''}, A′ rotated); load average ${loadavg()
       .map((l) => l.toFixed(2))
       .join(' / ')}\n`,
   );
   console.log(
-    '| backend | A acquire+release/s | B/A | A′/A (noise) | handoff ms A | B | A′ |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| backend | A acquire+release/s | B/A | A′/A (noise) | handoff ms A | B | A′ | 8 workers CS/s A | B/A | A′/A (noise) |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   );
   for (const row of rows) console.log(row);
 } finally {
