@@ -185,7 +185,12 @@ describe('clients', () => {
       await eventually(async () => (await raw.zcard(keysOf(name).waiters)) === 1, 2000);
     }
     // Each channel has one subscriber, and one connection carries all nine, each with the
-    // provider's own channel for that lock (18 subscriptions).
+    // provider's own channel for that lock (18 subscriptions). The subscriber connection may
+    // still be opening when the waiters are queued (a slow machine): wait for its SUBSCRIBEs.
+    await eventually(
+      async () => (await subscriberCounts(raw, channels)).every((count) => count > 0),
+      2000,
+    );
     expect(await subscriberCounts(raw, channels)).toEqual(channels.map(() => 1));
     const list = (await raw.client('LIST')) as string;
     expect(list.split('\n').filter((line) => /\bsub=18\b/.test(line))).toHaveLength(1);
