@@ -1,4 +1,4 @@
-import { deadlineGraceMs, now, type WaitContext } from '@lockkit/core/backend';
+import { deadlineGraceMs, delay, now, type WaitContext } from '@lockkit/core/backend';
 import type { LockConnection } from './lock-connection.js';
 import type { LockConnections } from './lock-connections.js';
 
@@ -40,21 +40,13 @@ export async function blockingStatement<T>(
   statement: () => Promise<T>,
 ): Promise<Outcome<T>> {
   let settled = false;
-  let ended!: () => void;
-  const ending = new Promise<void>((resolve) => {
-    ended = resolve;
-  });
+  const ended = new AbortController(); // cuts the pause between two KILLs short
   let kill: Promise<void> | undefined;
   let grace: NodeJS.Timeout | undefined;
   const killUntilEnded = async (): Promise<void> => {
     for (let pauseMs = killRetryMs; ; pauseMs = Math.min(2 * pauseMs, killRetryMaxMs)) {
       await connections.killQuery(connection.id).catch(() => undefined);
-      let pause: NodeJS.Timeout | undefined;
-      await Promise.race([
-        ending,
-        new Promise((resolve) => (pause = setTimeout(resolve, pauseMs))),
-      ]);
-      clearTimeout(pause);
+      await delay(pauseMs, ended.signal, true).catch(() => undefined);
       if (settled || connection.lost) return;
     }
   };
@@ -76,7 +68,7 @@ export async function blockingStatement<T>(
     outcome = { ok: false, error };
   } finally {
     settled = true;
-    ended();
+    ended.abort();
     clearTimeout(grace);
     wait.signal.removeEventListener('abort', onAbort);
   }
