@@ -1,3 +1,4 @@
+import { redisLockKeys } from '@lockkit/redis';
 import { type ServerHandle, startRedisServers } from '@lockkit/testkit';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -5,7 +6,8 @@ import { redisLadder } from '../src/bench/redis-ladder.js';
 
 // The cost ladder (pnpm --filter @lockkit/bench redis-costs) is only a measuring stick if each
 // rung does what its label says: a lock that refuses a second holder, and from its rung on the
-// fencing INCR, the cancel-marker check and the inspection record.
+// fencing INCR, the cancel-marker check and the inspection record; the last rung and lockkit's
+// backend alone on lockkit's own key names.
 let servers: ServerHandle[] = [];
 let admins: Redis[] = [];
 
@@ -19,11 +21,17 @@ afterAll(async () => {
   await Promise.all(servers.map((server) => server.stop()));
 });
 
-/** Polls (one round trip at a time, for at most 5 s) until `name` and its record are gone. */
-async function gone(node: Redis, name: string): Promise<void> {
+/** The keys a rung writes for `name`: short ones, or from the sixth row on lockkit's. */
+function keysOf(index: number, name: string): { lock: string; fence: string; holds: string } {
+  if (index >= 5) return redisLockKeys('', 'mutex', name);
+  return { lock: name, fence: `${name}:fence`, holds: `${name}:holds` };
+}
+
+/** Polls (one round trip at a time, for at most 5 s) until the lock and its record are gone. */
+async function gone(node: Redis, keys: { lock: string; holds: string }): Promise<void> {
   const deadline = Date.now() + 5_000;
-  while ((await node.exists(name, `${name}:holds`)) > 0) {
-    if (Date.now() > deadline) throw new Error(`${name} still held on a node after 5 s`);
+  while ((await node.exists(keys.lock, keys.holds)) > 0) {
+    if (Date.now() > deadline) throw new Error(`${keys.lock} still held on a node after 5 s`);
   }
 }
 
@@ -33,12 +41,14 @@ const labels = [
   '+ fencing token (INCR)',
   '+ phantom-acquire guard, waiter wake-up',
   '+ inspection record',
+  "+ lockkit's key names",
+  "lockkit's backend alone (no provider)",
 ];
 
 describe.each([1, 3])('redisLadder on %i node(s)', (nodeCount) => {
   const urls = () => servers.slice(0, nodeCount).map((server) => server.url);
 
-  it('has the five rungs, cheapest first', () => {
+  it('has the six rungs, cheapest first, then the backend alone', () => {
     expect(redisLadder('redis', urls()).map((rung) => rung.library)).toEqual(labels);
   });
 
@@ -49,22 +59,27 @@ describe.each([1, 3])('redisLadder on %i node(s)', (nodeCount) => {
       if (!rung) throw new Error('no such rung');
       const client = await rung.open();
       const name = `ladder:${nodeCount}:${index}`;
+      const keys = keysOf(index, name);
       const nodes = admins.slice(0, nodeCount);
       try {
         const release = await client.acquire(name);
         await expect(client.acquire(name)).rejects.toThrow(`${name} is held`);
-        const token = await nodes[0]?.get(name);
+        const token = await nodes[0]?.get(keys.lock);
         expect(token).toMatch(/^[0-9a-f-]{36}$/);
         for (const node of nodes) {
-          expect(await node.get(`${name}:fence`)).toBe(index >= 2 ? '1' : null);
-          const record = await node.hget(`${name}:holds`, token ?? '');
-          expect(record).toEqual(index >= 4 ? expect.stringMatching(/^1:\d+:bench$/) : null);
+          expect(await node.get(keys.fence)).toBe(index >= 2 ? '1' : null);
+          // '<fencing token>:<since ms>:<owner>', the owner being '<host>:<pid>' as lockkit's.
+          const record = await node.hget(keys.holds, token ?? '');
+          expect(record).toEqual(
+            index >= 4 ? expect.stringMatching(new RegExp(`^1:\\d+:.+:${process.pid}$`)) : null,
+          );
         }
         await release();
         // The release goes on at a majority: the last node may answer a moment later.
-        for (const node of nodes) await gone(node, name);
-        if (index >= 3) {
-          // A cancel marker refuses the attempt: the guard is in the script.
+        for (const node of nodes) await gone(node, keys);
+        if (index === 3 || index === 4) {
+          // A cancel marker refuses the attempt: the guard is in the script (on lockkit's key
+          // names the marker is per attempt, as in lockkit; its own tests cover it there).
           for (const node of nodes) await node.set(`${name}:cancel`, '1');
           await expect(client.acquire(name)).rejects.toThrow(`${name} is held`);
           for (const node of nodes) await node.del(`${name}:cancel`);

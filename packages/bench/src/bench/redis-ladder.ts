@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { LockRequest } from '@lockkit/core/backend';
+import { RedisLockBackend, redisLockKeys, resolveRedisOptions } from '@lockkit/redis';
 import { Redis } from 'ioredis';
 import type { BackendId } from '../backends/backend-ids.js';
 import type { Contender, LockClient } from './contender.js';
@@ -10,8 +13,10 @@ import type { Contender, LockClient } from './contender.js';
  * once, and goes on when a majority has answered (as lockkit and redlock do, in the steady
  * state); only the server-side work grows.
  * These scripts mirror what lockkit's own scripts do per step (packages/redis/src/scripts);
- * they are a measuring stick, not lockkit's code path (lockkit's own rows are measured beside
- * them through the provider).
+ * they are a measuring stick, not lockkit's code path. The last rung sends them with lockkit's
+ * own key names (what a longer command costs the client and the server); then lockkit's
+ * backend alone ({@link backendContender}) and lockkit through its provider (measured beside
+ * them) split the rest into the backend's code and core's.
  */
 
 const leaseMs = '30000';
@@ -25,6 +30,8 @@ interface Rung {
   readonly release: string;
   /** Keys after the lock's: fence, cancel marker, holds hash, waiters set. */
   readonly extraKeys: number;
+  /** lockkit's key names (hashed, hash-tagged, a cancel key per attempt) instead of short ones. */
+  readonly lockkitKeys?: boolean;
 }
 
 const set = "if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 0 end";
@@ -60,7 +67,25 @@ const rungs: readonly Rung[] = [
     release: `redis.call('HDEL', KEYS[4], ARGV[1]) ${releaseToken} ${wake}`,
     extraKeys: 4,
   },
+  {
+    label: "+ lockkit's key names",
+    acquire: `${cancelled} ${set} ${fence} ${record} return fence`,
+    release: `redis.call('HDEL', KEYS[4], ARGV[1]) ${releaseToken} ${wake}`,
+    extraKeys: 4,
+    lockkitKeys: true,
+  },
 ];
+
+/** A mutex's keys on the rung: short ones, or lockkit's (`redisLockKeys`, namespace ''). */
+function rungKeys(name: string, rung: Rung): (token: string) => string[] {
+  if (rung.lockkitKeys) {
+    const keys = redisLockKeys('', 'mutex', name);
+    return (token) => [keys.lock, keys.fence, keys.cancel(token), keys.holds, keys.waiters];
+  }
+  const all = [name, `${name}:fence`, `${name}:cancel`, `${name}:holds`, `${name}:waiters`];
+  const keys = all.slice(0, 1 + rung.extraKeys);
+  return () => keys;
+}
 
 /** The first `quorum` replies of commands sent to every node at once (rejects on any error). */
 function majority<T>(attempts: readonly Promise<T>[]): Promise<T[]> {
@@ -92,21 +117,21 @@ function rungContender(backend: BackendId, urls: readonly string[], rung: Rung):
       const acquireShas = rung.acquire === undefined ? undefined : await load(rung.acquire);
       const releaseShas = await load(rung.release);
       // Derived once per name, as lockkit memoises its keys: the rungs measure the servers.
-      const keys = new Map<string, string[]>();
-      const keysOf = (name: string): string[] => {
+      const keys = new Map<string, (token: string) => string[]>();
+      const keysOf = (name: string): ((token: string) => string[]) => {
         let known = keys.get(name);
         if (known === undefined) {
-          const all = [name, `${name}:fence`, `${name}:cancel`, `${name}:holds`, `${name}:waiters`];
-          known = all.slice(0, 1 + rung.extraKeys);
+          known = rungKeys(name, rung);
           keys.set(name, known);
         }
         return known;
       };
-      const owner = `${Date.now()}:bench`;
+      // As long as lockkit's record: '<since ms>:<owner>', the owner being '<host>:<pid>'.
+      const owner = `${Date.now()}:${hostname()}:${process.pid}`;
       return {
         async acquire(name) {
           const token = randomUUID();
-          const keys = keysOf(name);
+          const keys = keysOf(name)(token);
           const replies = await majority(
             nodes.map((node, index) =>
               acquireShas === undefined
@@ -139,7 +164,47 @@ function rungContender(backend: BackendId, urls: readonly string[], rung: Rung):
   };
 }
 
-/** The ladder's rungs on `urls` (one node, or the Redlock nodes), cheapest first. */
+/**
+ * lockkit's Redis backend called directly (`tryAcquire`, `release`: its scripts, keys, votes
+ * and Redlock's fence agreement), without the provider around it: the difference to lockkit's
+ * row is core's layer (the acquire policy, the handle, its lost signal and lease timer).
+ */
+function backendContender(backend: BackendId, urls: readonly string[]): Contender {
+  return {
+    backend,
+    library: "lockkit's backend alone (no provider)",
+    lockkit: false,
+    waits: 'a measuring stick: tries once',
+    holdsMany: 'a measuring stick',
+    async open(): Promise<LockClient> {
+      const redis = new RedisLockBackend(resolveRedisOptions({ nodes: [...urls] }));
+      const owner = `${hostname()}:${process.pid}`;
+      // A single try: core's context for timeout 0 (nothing waits, so nothing aborts it).
+      const once = {
+        signal: new AbortController().signal,
+        deadline: Number.NEGATIVE_INFINITY,
+        waiting: () => {},
+      };
+      return {
+        async acquire(name) {
+          const request: LockRequest = { name, namespace: '', kind: 'mutex', maxCount: 1, owner };
+          const grant = await redis.tryAcquire(request, once);
+          if (!grant) throw new Error(`${name} is held`);
+          return () => redis.release(request, grant);
+        },
+        close: () => redis.close(),
+      };
+    },
+  };
+}
+
+/**
+ * The ladder's rungs on `urls` (one node, or the Redlock nodes), cheapest first, then
+ * lockkit's backend alone.
+ */
 export function redisLadder(backend: BackendId, urls: readonly string[]): Contender[] {
-  return rungs.map((rung) => rungContender(backend, urls, rung));
+  return [
+    ...rungs.map((rung) => rungContender(backend, urls, rung)),
+    backendContender(backend, urls),
+  ];
 }
