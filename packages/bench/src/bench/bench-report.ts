@@ -92,6 +92,8 @@ The servers come from \`@lockkit/testkit\` (throwaway, on free loopback ports, f
 installed on the machine: \`redis-server postgresql mariadb-server zookeeper etcd-server\`); the code is in
 [\`packages/bench\`](../packages/bench).
 
+Where lockkit trails the raw loop uncontended, what each guarantee costs and what you can
+switch off: [performance.md](performance.md).
 Redis Cluster and Sentinel are measured in a separate run: see
 [benchmarks-redis-topologies.md](benchmarks-redis-topologies.md).
 64 workers in 8 processes, and 1 000 → 100 000 held locks: \`pnpm bench --scale\`, in
