@@ -32,6 +32,12 @@ interface Rung {
   readonly extraKeys: number;
   /** lockkit's key names (hashed, hash-tagged, a cancel key per attempt) instead of short ones. */
   readonly lockkitKeys?: boolean;
+  /**
+   * The release also gets the grant's fencing token as a floor to raise the counter to
+   * (ARGV[2]) and leaves a cancel marker if the hold is not there (ARGV[3] ms): what lockkit's
+   * Redlock release does to keep the nodes' counters together. Only on more than one node.
+   */
+  readonly fenceFloor?: boolean;
 }
 
 const set = "if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 0 end";
@@ -40,6 +46,10 @@ const cancelled = "if redis.call('EXISTS', KEYS[3]) == 1 then return -1 end";
 const record =
   "redis.call('DEL', KEYS[4]) redis.call('HSET', KEYS[4], ARGV[1], fence .. ':' .. ARGV[3]) redis.call('PEXPIRE', KEYS[4], ARGV[2])";
 const wake = "if redis.call('EXISTS', KEYS[5]) == 1 then redis.call('PUBLISH', KEYS[5], '*') end";
+const raiseFence =
+  "local current = redis.call('GET', KEYS[2]) or '0' if #current < #ARGV[2] or (#current == #ARGV[2] and current < ARGV[2]) then redis.call('SET', KEYS[2], ARGV[2]) end";
+const releaseOrTombstone =
+  "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) elseif tonumber(ARGV[3]) > 0 then redis.call('SET', KEYS[3], '1', 'PX', ARGV[3]) end";
 
 const rungs: readonly Rung[] = [
   { label: 'SET NX PX + Lua release', acquire: undefined, release: releaseToken, extraKeys: 0 },
@@ -73,6 +83,14 @@ const rungs: readonly Rung[] = [
     release: `redis.call('HDEL', KEYS[4], ARGV[1]) ${releaseToken} ${wake}`,
     extraKeys: 4,
     lockkitKeys: true,
+  },
+  {
+    label: "+ Redlock's release: fence floor",
+    acquire: `${cancelled} ${set} ${fence} ${record} return fence`,
+    release: `${raiseFence} redis.call('HDEL', KEYS[4], ARGV[1]) ${releaseOrTombstone} ${wake}`,
+    extraKeys: 4,
+    lockkitKeys: true,
+    fenceFloor: true,
   },
 ];
 
@@ -149,10 +167,12 @@ function rungContender(backend: BackendId, urls: readonly string[], rung: Rung):
           if (replies.some((reply) => reply === null || Number(reply) < 1)) {
             throw new Error(`${name} is held`);
           }
+          // The floor: the largest token the quorum returned (they agree in the steady state).
+          const floor = rung.fenceFloor ? [String(Math.max(...replies.map(Number))), '0'] : [];
           return () =>
             majority(
               nodes.map((node, index) =>
-                node.evalsha(releaseShas[index] ?? '', keys.length, ...keys, token),
+                node.evalsha(releaseShas[index] ?? '', keys.length, ...keys, token, ...floor),
               ),
             );
         },
@@ -204,7 +224,9 @@ function backendContender(backend: BackendId, urls: readonly string[]): Contende
  */
 export function redisLadder(backend: BackendId, urls: readonly string[]): Contender[] {
   return [
-    ...rungs.map((rung) => rungContender(backend, urls, rung)),
+    ...rungs
+      .filter((rung) => urls.length > 1 || !rung.fenceFloor)
+      .map((rung) => rungContender(backend, urls, rung)),
     backendContender(backend, urls),
   ];
 }
