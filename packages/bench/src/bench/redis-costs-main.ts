@@ -2,7 +2,8 @@
  * `pnpm --filter @lockkit/bench redis-costs [--quick] [--backends redis,redlock]` — where the
  * time of an uncontended Redis acquire + release goes: the cost ladder of redis-ladder.ts (a
  * bare SET NX PX loop, then one guarantee of lockkit's added per rung, then lockkit's key
- * names, then lockkit's backend called without its provider) and lockkit itself through its
+ * names, on Redlock its release's fence floor, then lockkit's backend called without its
+ * provider) and lockkit itself through its
  * provider, with and without the inspection record, beside the peer libraries
  * (redlock, redis-semaphore). Interleaved slices as in
  * `pnpm bench`, repeated (3 runs, 1 with --quick) for the run-to-run spread; then, one

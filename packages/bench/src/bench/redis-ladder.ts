@@ -13,10 +13,11 @@ import type { Contender, LockClient } from './contender.js';
  * once, and goes on when a majority has answered (as lockkit and redlock do, in the steady
  * state); only the server-side work grows.
  * These scripts mirror what lockkit's own scripts do per step (packages/redis/src/scripts);
- * they are a measuring stick, not lockkit's code path. The last rung sends them with lockkit's
- * own key names (what a longer command costs the client and the server); then lockkit's
- * backend alone ({@link backendContender}) and lockkit through its provider (measured beside
- * them) split the rest into the backend's code and core's.
+ * they are a measuring stick, not lockkit's code path. The last rungs send them with lockkit's
+ * own key names (what a longer command costs the client and the server), then, on Redlock,
+ * with its release's fence floor; then lockkit's backend alone ({@link backendContender}) and
+ * lockkit through its provider (measured beside them) split the rest into the backend's code
+ * and core's.
  */
 
 const leaseMs = '30000';
@@ -48,6 +49,9 @@ const record =
 const wake = "if redis.call('EXISTS', KEYS[5]) == 1 then redis.call('PUBLISH', KEYS[5], '*') end";
 const raiseFence =
   "local current = redis.call('GET', KEYS[2]) or '0' if #current < #ARGV[2] or (#current == #ARGV[2] and current < ARGV[2]) then redis.call('SET', KEYS[2], ARGV[2]) end";
+/** Every guarantee of the acquire, and the release that drops its record (the last rungs). */
+const recordedAcquire = `${cancelled} ${set} ${fence} ${record} return fence`;
+const dropRecord = "redis.call('HDEL', KEYS[4], ARGV[1])";
 const releaseOrTombstone =
   "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) elseif tonumber(ARGV[3]) > 0 then redis.call('SET', KEYS[3], '1', 'PX', ARGV[3]) end";
 
@@ -73,21 +77,21 @@ const rungs: readonly Rung[] = [
   },
   {
     label: '+ inspection record',
-    acquire: `${cancelled} ${set} ${fence} ${record} return fence`,
-    release: `redis.call('HDEL', KEYS[4], ARGV[1]) ${releaseToken} ${wake}`,
+    acquire: recordedAcquire,
+    release: `${dropRecord} ${releaseToken} ${wake}`,
     extraKeys: 4,
   },
   {
     label: "+ lockkit's key names",
-    acquire: `${cancelled} ${set} ${fence} ${record} return fence`,
-    release: `redis.call('HDEL', KEYS[4], ARGV[1]) ${releaseToken} ${wake}`,
+    acquire: recordedAcquire,
+    release: `${dropRecord} ${releaseToken} ${wake}`,
     extraKeys: 4,
     lockkitKeys: true,
   },
   {
     label: "+ Redlock's release: fence floor",
-    acquire: `${cancelled} ${set} ${fence} ${record} return fence`,
-    release: `${raiseFence} redis.call('HDEL', KEYS[4], ARGV[1]) ${releaseOrTombstone} ${wake}`,
+    acquire: recordedAcquire,
+    release: `${raiseFence} ${dropRecord} ${releaseOrTombstone} ${wake}`,
     extraKeys: 4,
     lockkitKeys: true,
     fenceFloor: true,
