@@ -40,10 +40,13 @@ export async function blockingStatement<T>(
   statement: () => Promise<T>,
 ): Promise<Outcome<T>> {
   let settled = false;
-  const ended = new AbortController(); // cuts the pause between two KILLs short
+  // Cuts the pause between two KILLs short. Made only when a KILL is sent: an abort() without
+  // a reason builds a DOMException, which cost ~170 µs of every hand-off.
+  let ended: AbortController | undefined;
   let kill: Promise<void> | undefined;
   let grace: NodeJS.Timeout | undefined;
   const killUntilEnded = async (): Promise<void> => {
+    ended = new AbortController();
     for (let pauseMs = killRetryMs; ; pauseMs = Math.min(2 * pauseMs, killRetryMaxMs)) {
       await connections.killQuery(connection.id).catch(() => undefined);
       await delay(pauseMs, ended.signal, true).catch(() => undefined);
@@ -68,7 +71,7 @@ export async function blockingStatement<T>(
     outcome = { ok: false, error };
   } finally {
     settled = true;
-    ended.abort();
+    ended?.abort();
     clearTimeout(grace);
     wait.signal.removeEventListener('abort', onAbort);
   }
