@@ -9,6 +9,13 @@ export const milliseconds = (value: number): string =>
   !Number.isFinite(value) ? '—' : value < 10 ? value.toFixed(2) : value.toFixed(0);
 
 /** Column titles of the bench table. */
+/** A ratio as a whole percentage: 0.874 → `87 %`. */
+export const percent = (value: number): string => `${Math.round(value * 100)} %`;
+
+/** ` (min–max)` of several runs' values, shown with `show`; empty for a single run. */
+export const spread = (values: readonly number[], show: (value: number) => string): string =>
+  values.length > 1 ? ` (${show(Math.min(...values))}–${show(Math.max(...values))})` : '';
+
 export const benchHeader: readonly string[] = [
   'backend',
   'library',

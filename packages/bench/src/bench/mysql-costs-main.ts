@@ -11,15 +11,11 @@ import { startLab } from '../backends/lab.js';
 import { parseCommandLine } from '../support/command-line.js';
 import { runMain } from '../support/run-main.js';
 import { median } from '../support/statistics.js';
-import { integer } from './bench-table.js';
+import { integer, milliseconds, percent, spread } from './bench-table.js';
 import { measureHandoff } from './measure-handoff.js';
 import { measureWorkers } from './measure-workers.js';
 import { mysqlLadder } from './mysql-ladder.js';
 import { lockkitContender } from './peers/lockkit-contender.js';
-
-const percent = (value: number): string => `${Math.round(value * 100)} %`;
-const spread = (values: readonly number[], show: (value: number) => string): string =>
-  values.length > 1 ? ` (${show(Math.min(...values))}–${show(Math.max(...values))})` : '';
 
 async function main(): Promise<void> {
   const options = parseCommandLine(process.argv.slice(2));
@@ -50,13 +46,12 @@ async function main(): Promise<void> {
     console.log(`\nmysql (MariaDB, durable), one lock, ${runs} interleaved run(s)`);
     console.log('| client | hand-off p50 ms | 8 workers, sections/s | of the raw wait |');
     console.log('|---|--:|--:|--:|');
-    const ms = (value: number): string => value.toFixed(2);
     contenders.forEach((contender, index) => {
       const handoff = handoffs[index] ?? [];
       const rate = sections[index] ?? [];
       const ratio = ratios[index] ?? [];
       console.log(
-        `| ${contender.library} | ${ms(median(handoff))}${spread(handoff, ms)} | ${integer(median(rate))} | ${percent(median(ratio))}${spread(ratio, percent)} |`,
+        `| ${contender.library} | ${milliseconds(median(handoff))}${spread(handoff, milliseconds)} | ${integer(median(rate))} | ${percent(median(ratio))}${spread(ratio, percent)} |`,
       );
     });
   } finally {

@@ -44,7 +44,7 @@ const rungs: readonly { readonly label: string; readonly step: Step }[] = [
 ];
 
 /** Creates the ladder's tables (idempotent). */
-export async function createLadderTables(connection: mysql.Connection): Promise<void> {
+async function createLadderTables(connection: mysql.Connection): Promise<void> {
   await connection.query(
     `CREATE TABLE IF NOT EXISTS ${LADDER_LIVE} (id TINYINT UNSIGNED NOT NULL PRIMARY KEY, ` +
       'n BIGINT UNSIGNED NOT NULL) ENGINE=MEMORY',

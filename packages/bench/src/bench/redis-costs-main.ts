@@ -16,7 +16,7 @@ import { startLab } from '../backends/lab.js';
 import { parseCommandLine } from '../support/command-line.js';
 import { runMain } from '../support/run-main.js';
 import { median } from '../support/statistics.js';
-import { integer } from './bench-table.js';
+import { integer, percent, spread } from './bench-table.js';
 import type { Contender } from './contender.js';
 import { measureUncontended } from './measure-uncontended.js';
 import { lockkitContender } from './peers/lockkit-contender.js';
@@ -51,8 +51,6 @@ async function serverCost(contender: Contender, urls: readonly string[], cycles:
     for (const node of nodes) node.disconnect();
   }
 }
-
-const percent = (value: number): string => `${Math.round(value * 100)} %`;
 
 async function main(): Promise<void> {
   const options = parseCommandLine(process.argv.slice(2));
@@ -96,12 +94,8 @@ async function main(): Promise<void> {
       console.log('|---|--:|--:|--:|--:|');
       contenders.forEach((contender, index) => {
         const ratio = ratios[index] ?? [];
-        const spread =
-          ratio.length > 1
-            ? ` (${percent(Math.min(...ratio))}–${percent(Math.max(...ratio))})`
-            : '';
         console.log(
-          `| ${contender.library} | ${integer(median(rates[index] ?? []))} | ${percent(median(ratio))}${spread} | ${integer(median(clientCpu[index] ?? []))} | ${(serverCpu[index] ?? Number.NaN).toFixed(1)} |`,
+          `| ${contender.library} | ${integer(median(rates[index] ?? []))} | ${percent(median(ratio))}${spread(ratio, percent)} | ${integer(median(clientCpu[index] ?? []))} | ${(serverCpu[index] ?? Number.NaN).toFixed(1)} |`,
         );
       });
     }
