@@ -22,7 +22,18 @@ step "tests"
 # (LOCKKIT_TIME_SCALE, unless set already).
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-LOCKKIT_TIME_SCALE="${LOCKKIT_TIME_SCALE:-2}" pnpm -s test:packages 2>&1 | tee "$log"
+if ! LOCKKIT_TIME_SCALE="${LOCKKIT_TIME_SCALE:-2}" pnpm -s test:packages 2>&1 | tee "$log"; then
+  # Two packages' output interleave above; repeat each failing package's vitest failure report
+  # (from "Failed Tests" to its totals) last, where a reader of the tail finds it.
+  printf '\n=== failed tests, again\n'
+  sed 's/\x1b\[[0-9;]*m//g' "$log" | awk '
+    match($0, /^[^ ]+:test: /) { pkg = substr($0, 1, RLENGTH) }
+    /Failed Tests [0-9]+/ { failing[pkg] = 1 }
+    pkg in failing { print; n++ }
+    / Test Files / { delete failing[pkg] }
+    n >= 300 { print "(cut at 300 lines)"; exit }'
+  exit 1
+fi
 step "publish checks";   pnpm -s check:publish
 step "consumer test";    bash scripts/consumer-test.sh
 step "mutation check";   pnpm -s mutation
