@@ -4,9 +4,12 @@
  * fencing draw after it, then its inspection record, then the same three as one query) beside
  * lockkit with and without the record, on a throwaway MariaDB with its durable defaults. Per
  * run, every contender in turn: a hand-off sample (p50 from the holder's release call to the
- * waiter's grant) and 8 workers on one lock (critical sections per second). 3 runs (1 with
- * --quick) give the run-to-run spread. Prints only.
+ * waiter's grant) and 8 workers on one lock (critical sections per second; with them, the
+ * statements the server ran and the CPU time this process spent per critical section, and
+ * overlapping grants, which must be 0). 3 runs (1 with --quick) give the run-to-run spread.
+ * Prints only.
  */
+import mysql from 'mysql2/promise';
 import { startLab } from '../backends/lab.js';
 import { parseCommandLine } from '../support/command-line.js';
 import { runMain } from '../support/run-main.js';
@@ -29,7 +32,17 @@ async function main(): Promise<void> {
       lockkitContender(spec, { recordHolds: false }),
       lockkitContender(spec),
     ];
+    const admin = await mysql.createConnection({ uri: url });
+    /** The server's statement count (`Questions`: every statement a client sent, but this one). */
+    const questions = async (): Promise<number> => {
+      const [rows] = await admin.query("SHOW GLOBAL STATUS LIKE 'Questions'");
+      return Number((rows as { Value: string }[])[0]?.Value);
+    };
     const handoffs: number[][] = contenders.map(() => []);
+    /** Per run: statements and client CPU µs per critical section, overlapping grants. */
+    const statements: number[][] = contenders.map(() => []);
+    const clientCpu: number[][] = contenders.map(() => []);
+    const overlaps = contenders.map(() => 0);
     const sections: number[][] = contenders.map(() => []);
     /** Per run, each contender's critical sections over the raw wait's (the first rung). */
     const ratios: number[][] = contenders.map(() => []);
@@ -37,21 +50,31 @@ async function main(): Promise<void> {
       console.error(`[mysql-costs] run ${run + 1} of ${runs}`);
       for (const [index, contender] of contenders.entries()) {
         handoffs[index]?.push(median(await measureHandoff(contender, rounds, 20_000)));
-        sections[index]?.push((await measureWorkers(contender, workersMs)).perSecond);
+        const [asked, cpu] = [await questions(), process.cpuUsage()];
+        const workers = await measureWorkers(contender, workersMs);
+        const { user, system } = process.cpuUsage(cpu);
+        const count = workers.perWorker.reduce((sum, sections) => sum + sections, 0);
+        statements[index]?.push(((await questions()) - asked - 1) / count);
+        clientCpu[index]?.push((user + system) / count);
+        overlaps[index] = (overlaps[index] ?? 0) + workers.overlaps;
+        sections[index]?.push(workers.perSecond);
       }
       const base = sections[0]?.[run] ?? Number.NaN;
       for (const [index, rates] of sections.entries())
         ratios[index]?.push((rates[run] ?? 0) / base);
     }
     console.log(`\nmysql (MariaDB, durable), one lock, ${runs} interleaved run(s)`);
-    console.log('| client | hand-off p50 ms | 8 workers, sections/s | of the raw wait |');
-    console.log('|---|--:|--:|--:|');
+    await admin.end();
+    console.log(
+      '| client | hand-off p50 ms | 8 workers, sections/s | of the raw wait | statements per section | client CPU µs per section | overlaps |',
+    );
+    console.log('|---|--:|--:|--:|--:|--:|--:|');
     contenders.forEach((contender, index) => {
       const handoff = handoffs[index] ?? [];
       const rate = sections[index] ?? [];
       const ratio = ratios[index] ?? [];
       console.log(
-        `| ${contender.library} | ${milliseconds(median(handoff))}${spread(handoff, milliseconds)} | ${integer(median(rate))} | ${percent(median(ratio))}${spread(ratio, percent)} |`,
+        `| ${contender.library} | ${milliseconds(median(handoff))}${spread(handoff, milliseconds)} | ${integer(median(rate))} | ${percent(median(ratio))}${spread(ratio, percent)} | ${median(statements[index] ?? []).toFixed(2)} | ${integer(median(clientCpu[index] ?? []))} | ${overlaps[index]} |`,
       );
     });
   } finally {
