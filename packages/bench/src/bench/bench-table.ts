@@ -8,7 +8,6 @@ export const integer = (value: number): string =>
 export const milliseconds = (value: number): string =>
   !Number.isFinite(value) ? '—' : value < 10 ? value.toFixed(2) : value.toFixed(0);
 
-/** Column titles of the bench table. */
 /** A ratio as a whole percentage: 0.874 → `87 %`. */
 export const percent = (value: number): string => `${Math.round(value * 100)} %`;
 
@@ -16,6 +15,7 @@ export const percent = (value: number): string => `${Math.round(value * 100)} %`
 export const spread = (values: readonly number[], show: (value: number) => string): string =>
   values.length > 1 ? ` (${show(Math.min(...values))}–${show(Math.max(...values))})` : '';
 
+/** Column titles of the bench table. */
 export const benchHeader: readonly string[] = [
   'backend',
   'library',

@@ -9,7 +9,6 @@
  * overlapping grants, which must be 0). 3 runs (1 with --quick) give the run-to-run spread.
  * Prints only.
  */
-import mysql from 'mysql2/promise';
 import { startLab } from '../backends/lab.js';
 import { parseCommandLine } from '../support/command-line.js';
 import { runMain } from '../support/run-main.js';
@@ -19,6 +18,7 @@ import { measureHandoff } from './measure-handoff.js';
 import { measureWorkers } from './measure-workers.js';
 import { mysqlLadder } from './mysql-ladder.js';
 import { lockkitContender } from './peers/lockkit-contender.js';
+import { mysqlCounters, mysqlReadCost, perSection } from './server-counters.js';
 
 async function main(): Promise<void> {
   const options = parseCommandLine(process.argv.slice(2));
@@ -32,12 +32,7 @@ async function main(): Promise<void> {
       lockkitContender(spec, { recordHolds: false }),
       lockkitContender(spec),
     ];
-    const admin = await mysql.createConnection({ uri: url });
-    /** The server's statement count (`Questions`: every statement a client sent, but this one). */
-    const questions = async (): Promise<number> => {
-      const [rows] = await admin.query("SHOW GLOBAL STATUS LIKE 'Questions'");
-      return Number((rows as { Value: string }[])[0]?.Value);
-    };
+    const counters = await mysqlCounters(url);
     const handoffs: number[][] = contenders.map(() => []);
     /** Per run: statements and client CPU µs per critical section, overlapping grants. */
     const statements: number[][] = contenders.map(() => []);
@@ -50,11 +45,12 @@ async function main(): Promise<void> {
       console.error(`[mysql-costs] run ${run + 1} of ${runs}`);
       for (const [index, contender] of contenders.entries()) {
         handoffs[index]?.push(median(await measureHandoff(contender, rounds, 20_000)));
-        const [asked, cpu] = [await questions(), process.cpuUsage()];
+        const [before, cpu] = [await counters.read(), process.cpuUsage()];
         const workers = await measureWorkers(contender, workersMs);
         const { user, system } = process.cpuUsage(cpu);
-        const count = workers.perWorker.reduce((sum, sections) => sum + sections, 0);
-        statements[index]?.push(((await questions()) - asked - 1) / count);
+        const count = workers.perWorker.reduce((sum, done) => sum + done, 0);
+        const grew = perSection(before, await counters.read(), count, mysqlReadCost);
+        statements[index]?.push(grew.find(([key]) => key === 'Questions')?.[1] ?? 0);
         clientCpu[index]?.push((user + system) / count);
         overlaps[index] = (overlaps[index] ?? 0) + workers.overlaps;
         sections[index]?.push(workers.perSecond);
@@ -64,7 +60,7 @@ async function main(): Promise<void> {
         ratios[index]?.push((rates[run] ?? 0) / base);
     }
     console.log(`\nmysql (MariaDB, durable), one lock, ${runs} interleaved run(s)`);
-    await admin.end();
+    await counters.close();
     console.log(
       '| client | hand-off p50 ms | 8 workers, sections/s | of the raw wait | statements per section | client CPU µs per section | overlaps |',
     );

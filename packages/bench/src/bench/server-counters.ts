@@ -41,6 +41,12 @@ export async function postgresCounters(url: string): Promise<CounterSource> {
   };
 }
 
+/** What one {@link mysqlCounters} read adds to the counters (to pass to {@link perSection}). */
+export const mysqlReadCost: Counters = new Map([
+  ['Com_show_status', 1],
+  ['Questions', 1],
+]);
+
 /**
  * MariaDB/MySQL: `SHOW GLOBAL STATUS` `Com_*`, `Questions` (minus the reads themselves) and
  * the `*fsync*` counters (`Innodb_data_fsyncs` on MariaDB 10.11: durable commits).
