@@ -27,11 +27,23 @@ function keysOf(index: number, name: string): { lock: string; fence: string; hol
   return { lock: name, fence: `${name}:fence`, holds: `${name}:holds` };
 }
 
-/** Polls (one round trip at a time, for at most 5 s) until the lock and its record are gone. */
-async function gone(node: Redis, keys: { lock: string; holds: string }): Promise<void> {
+/**
+ * Polls (one round trip at a time, for at most 5 s) until `node` holds the lock (`held`), or
+ * until neither the lock nor its record is left. An acquire or release goes on at a majority:
+ * the last node may run it a moment later.
+ */
+async function until(
+  node: Redis,
+  keys: { lock: string; holds: string },
+  held: boolean,
+): Promise<void> {
   const deadline = Date.now() + 5_000;
-  while ((await node.exists(keys.lock, keys.holds)) > 0) {
-    if (Date.now() > deadline) throw new Error(`${keys.lock} still held on a node after 5 s`);
+  const settled = async () =>
+    held ? (await node.exists(keys.lock)) === 1 : (await node.exists(keys.lock, keys.holds)) === 0;
+  while (!(await settled())) {
+    if (Date.now() > deadline) {
+      throw new Error(`${keys.lock} ${held ? 'not held' : 'still held'} on a node after 5 s`);
+    }
   }
 }
 
@@ -68,6 +80,7 @@ describe.each([1, 3])('redisLadder on %i node(s)', (nodeCount) => {
       try {
         const release = await client.acquire(name);
         await expect(client.acquire(name)).rejects.toThrow(`${name} is held`);
+        for (const node of nodes) await until(node, keys, true);
         const token = await nodes[0]?.get(keys.lock);
         expect(token).toMatch(/^[0-9a-f-]{36}$/);
         for (const node of nodes) {
@@ -82,8 +95,7 @@ describe.each([1, 3])('redisLadder on %i node(s)', (nodeCount) => {
         const floored = label.includes('fence floor');
         if (floored) await nodes[2]?.set(keys.fence, '0');
         await release();
-        // The release goes on at a majority: the last node may answer a moment later.
-        for (const node of nodes) await gone(node, keys);
+        for (const node of nodes) await until(node, keys, false);
         if (floored) for (const node of nodes) expect(await node.get(keys.fence)).toBe('1');
         if (index === 3 || index === 4) {
           // A cancel marker refuses the attempt: the guard is in the script (on lockkit's key
